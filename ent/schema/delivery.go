@@ -1,0 +1,104 @@
+package schema
+
+import (
+	"entgo.io/contrib/entgql"
+	"entgo.io/ent"
+	"entgo.io/ent/schema"
+	"entgo.io/ent/schema/edge"
+	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
+
+	"github.com/acme/itemsvc/ent/privacy"
+	"github.com/acme/itemsvc/ent/schema/rule"
+	"github.com/acme/itemsvc/ent/schema/pulid"
+)
+
+// Delivery is one event on its way to one endpoint, with its retry state.
+type Delivery struct {
+	ent.Schema
+}
+
+// Mixin of the Delivery.
+func (Delivery) Mixin() []ent.Mixin {
+	return []ent.Mixin{
+		pulid.MixinWithPrefix("dlv_"),
+		TimeMixin{},
+	}
+}
+
+// Fields of the Delivery.
+func (Delivery) Fields() []ent.Field {
+	return []ent.Field{
+		field.String("endpoint_id").
+			Immutable(),
+		field.String("event_id").
+			Immutable(),
+		field.Enum("state").
+			Values("pending", "succeeded", "failed").
+			Default("pending"),
+		field.Int("attempts").
+			Default(0),
+		field.Time("next_attempt_at"),
+		// A dispatcher that claims the delivery owns it until then; a crashed
+		// dispatcher's claims lapse and another picks the delivery up.
+		field.Time("claimed_until").
+			Optional().
+			Nillable(),
+		field.Int("last_status_code").
+			Optional().
+			Nillable(),
+		field.String("last_error").
+			Optional(),
+		field.Int("last_duration_ms").
+			Optional().
+			Nillable(),
+	}
+}
+
+// Edges of the Delivery.
+func (Delivery) Edges() []ent.Edge {
+	return []ent.Edge{
+		edge.From("endpoint", WebhookEndpoint.Type).
+			Ref("deliveries").
+			Field("endpoint_id").
+			Unique().
+			Required().
+			Immutable(),
+		edge.From("event", Event.Type).
+			Ref("deliveries").
+			Field("event_id").
+			Unique().
+			Required().
+			Immutable(),
+	}
+}
+
+// Indexes of the Delivery.
+func (Delivery) Indexes() []ent.Index {
+	return []ent.Index{
+		index.Fields("state", "next_attempt_at"),
+		index.Fields("endpoint_id", "created_at"),
+	}
+}
+
+// Annotations of the Delivery.
+func (Delivery) Annotations() []schema.Annotation {
+	return []schema.Annotation{
+		entgql.Skip(),
+	}
+}
+
+// Policy of the Delivery: changed only by the dispatcher (as the system).
+// Readers reach deliveries through an endpoint they may read.
+func (Delivery) Policy() ent.Policy {
+	return privacy.Policy{
+		Query: privacy.QueryPolicy{
+			rule.DenyIfNoViewer(),
+			rule.AllowIfAdmin(),
+			rule.FilterDeliveryOwner(),
+		},
+		Mutation: privacy.MutationPolicy{
+			privacy.AlwaysDenyRule(),
+		},
+	}
+}

@@ -1,0 +1,85 @@
+package schema
+
+import (
+	"entgo.io/contrib/entgql"
+	"entgo.io/ent"
+	"entgo.io/ent/schema"
+	"entgo.io/ent/schema/edge"
+	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
+
+	"github.com/acme/itemsvc/ent/privacy"
+	"github.com/acme/itemsvc/ent/schema/rule"
+	"github.com/acme/itemsvc/ent/schema/pulid"
+)
+
+// Event is the transactional outbox: one row per item change, written in the
+// transaction of the change by the Item hooks, later fanned out to deliveries.
+type Event struct {
+	ent.Schema
+}
+
+// Mixin of the Event.
+func (Event) Mixin() []ent.Mixin {
+	return []ent.Mixin{
+		pulid.MixinWithPrefix("evt_"),
+		TimeMixin{},
+	}
+}
+
+// Fields of the Event.
+func (Event) Fields() []ent.Field {
+	return []ent.Field{
+		// item.created, item.updated or item.deleted.
+		field.String("type").
+			Immutable(),
+		// The owner of the item, which decides the endpoints that receive it.
+		field.String("user_id").
+			Immutable(),
+		field.String("item_id").
+			Immutable(),
+		// The item as the API renders it, kept as the exact JSON text to send.
+		field.Text("data").
+			Immutable(),
+		// Set once the event has been turned into deliveries.
+		field.Time("dispatched_at").
+			Optional().
+			Nillable(),
+	}
+}
+
+// Edges of the Event.
+func (Event) Edges() []ent.Edge {
+	return []ent.Edge{
+		edge.To("deliveries", Delivery.Type),
+	}
+}
+
+// Indexes of the Event.
+func (Event) Indexes() []ent.Index {
+	return []ent.Index{
+		index.Fields("dispatched_at", "created_at"),
+	}
+}
+
+// Annotations of the Event.
+func (Event) Annotations() []schema.Annotation {
+	return []schema.Annotation{
+		entgql.Skip(),
+	}
+}
+
+// Policy of the Event: written only by the item hooks (as the system), read
+// by the owner of the item.
+func (Event) Policy() ent.Policy {
+	return privacy.Policy{
+		Query: privacy.QueryPolicy{
+			rule.DenyIfNoViewer(),
+			rule.AllowIfAdmin(),
+			rule.FilterOwner(),
+		},
+		Mutation: privacy.MutationPolicy{
+			privacy.AlwaysDenyRule(),
+		},
+	}
+}

@@ -1,0 +1,102 @@
+package schema
+
+import (
+	"entgo.io/contrib/entgql"
+	"entgo.io/ent"
+	"entgo.io/ent/schema"
+	"entgo.io/ent/schema/edge"
+	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
+
+	"github.com/acme/itemsvc/ent/privacy"
+	"github.com/acme/itemsvc/ent/schema/rule"
+	"github.com/acme/itemsvc/ent/schema/pulid"
+)
+
+// Item is the resource of the API: a named thing owned by one user.
+type Item struct {
+	ent.Schema
+}
+
+// Mixin of the Item.
+func (Item) Mixin() []ent.Mixin {
+	return []ent.Mixin{
+		pulid.MixinWithPrefix("item_"),
+		TimeMixin{},
+	}
+}
+
+// Fields of the Item. Length bounds are checked (in characters, with clear
+// messages) by the service layer; the validators here are the last line.
+func (Item) Fields() []ent.Field {
+	return []ent.Field{
+		field.String("name").
+			NotEmpty().
+			Annotations(entgql.OrderField("NAME")),
+		field.Text("description").
+			Default(""),
+		field.Enum("status").
+			Values("active", "archived").
+			Default("active").
+			Annotations(entgql.OrderField("STATUS")),
+		field.String("user_id").
+			Immutable(),
+	}
+}
+
+// Edges of the Item.
+func (Item) Edges() []ent.Edge {
+	return []ent.Edge{
+		edge.From("owner", User.Type).
+			Ref("items").
+			Field("user_id").
+			Unique().
+			Required().
+			Immutable(),
+	}
+}
+
+// Indexes of the Item: one per sortable field, alone for admins and after the
+// owner for everyone else, with id last so that ties page stably.
+func (Item) Indexes() []ent.Index {
+	return []ent.Index{
+		index.Fields("created_at", "id"),
+		index.Fields("updated_at", "id"),
+		index.Fields("name", "id"),
+		index.Fields("user_id", "created_at", "id"),
+		index.Fields("user_id", "updated_at", "id"),
+		index.Fields("user_id", "name", "id"),
+	}
+}
+
+// Annotations of the Item.
+func (Item) Annotations() []schema.Annotation {
+	return []schema.Annotation{
+		entgql.QueryField(),
+		entgql.RelayConnection(),
+	}
+}
+
+// Hooks of the Item.
+func (Item) Hooks() []ent.Hook {
+	return []ent.Hook{
+		itemEvents(),
+	}
+}
+
+// Policy of the Item: owners read and change their own items, admins all.
+func (Item) Policy() ent.Policy {
+	return privacy.Policy{
+		Query: privacy.QueryPolicy{
+			rule.DenyIfNoViewer(),
+			rule.AllowIfAdmin(),
+			rule.FilterOwner(),
+		},
+		Mutation: privacy.MutationPolicy{
+			rule.DenyIfNoViewer(),
+			rule.AllowIfAdmin(),
+			rule.AllowCreateOwn(),
+			rule.FilterOwner(),
+		},
+	}
+}

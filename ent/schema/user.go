@@ -1,0 +1,80 @@
+package schema
+
+import (
+	"entgo.io/contrib/entgql"
+	"entgo.io/ent"
+	"entgo.io/ent/schema"
+	"entgo.io/ent/schema/edge"
+	"entgo.io/ent/schema/field"
+
+	"github.com/acme/itemsvc/ent/privacy"
+	"github.com/acme/itemsvc/ent/schema/rule"
+	"github.com/acme/itemsvc/ent/schema/pulid"
+)
+
+// User is a person who owns items, API keys and webhook endpoints.
+type User struct {
+	ent.Schema
+}
+
+// Mixin of the User.
+func (User) Mixin() []ent.Mixin {
+	return []ent.Mixin{
+		pulid.MixinWithPrefix("user_"),
+		TimeMixin{},
+	}
+}
+
+// Fields of the User.
+func (User) Fields() []ent.Field {
+	return []ent.Field{
+		// Stored lowercased by the service, so the unique index is case-insensitive.
+		field.String("email").
+			Unique().
+			NotEmpty().
+			Annotations(entgql.OrderField("EMAIL")),
+		field.String("name").
+			NotEmpty().
+			Annotations(entgql.OrderField("NAME")),
+		field.Enum("role").
+			Values("user", "admin").
+			Default("user"),
+	}
+}
+
+// Edges of the User.
+func (User) Edges() []ent.Edge {
+	return []ent.Edge{
+		edge.To("items", Item.Type).
+			Annotations(entgql.RelayConnection()),
+		edge.To("api_keys", APIKey.Type).
+			Annotations(entgql.Skip()),
+		edge.To("webhook_endpoints", WebhookEndpoint.Type).
+			Annotations(entgql.Skip()),
+	}
+}
+
+// Annotations of the User.
+func (User) Annotations() []schema.Annotation {
+	return []schema.Annotation{
+		entgql.QueryField(),
+		entgql.RelayConnection(),
+	}
+}
+
+// Policy of the User: a user sees themselves, admins see everyone; users are
+// created and changed by the system (the CLI, first start).
+func (User) Policy() ent.Policy {
+	return privacy.Policy{
+		Query: privacy.QueryPolicy{
+			rule.DenyIfNoViewer(),
+			rule.AllowIfAdmin(),
+			rule.FilterSelf(),
+		},
+		Mutation: privacy.MutationPolicy{
+			rule.DenyIfNoViewer(),
+			rule.AllowIfAdmin(),
+			privacy.AlwaysDenyRule(),
+		},
+	}
+}

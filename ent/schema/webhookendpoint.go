@@ -1,0 +1,90 @@
+package schema
+
+import (
+	"entgo.io/contrib/entgql"
+	"entgo.io/ent"
+	"entgo.io/ent/schema"
+	"entgo.io/ent/schema/edge"
+	"entgo.io/ent/schema/field"
+
+	"github.com/acme/itemsvc/ent/privacy"
+	"github.com/acme/itemsvc/ent/schema/rule"
+	"github.com/acme/itemsvc/ent/schema/pulid"
+)
+
+// WebhookEndpoint is a URL that receives signed item events of its owner's
+// items (an admin's endpoint: of all items).
+type WebhookEndpoint struct {
+	ent.Schema
+}
+
+// Mixin of the WebhookEndpoint.
+func (WebhookEndpoint) Mixin() []ent.Mixin {
+	return []ent.Mixin{
+		pulid.MixinWithPrefix("whk_"),
+		TimeMixin{},
+	}
+}
+
+// Fields of the WebhookEndpoint.
+func (WebhookEndpoint) Fields() []ent.Field {
+	return []ent.Field{
+		field.String("user_id").
+			Immutable(),
+		field.Text("url"),
+		field.String("description").
+			Default(""),
+		// The event types to send; empty means all of them.
+		field.Strings("events").
+			Default([]string{}),
+		field.String("secret").
+			Sensitive(),
+		// After a rotation the previous secret keeps signing until it expires,
+		// so receivers can switch without dropping deliveries.
+		field.String("previous_secret").
+			Optional().
+			Sensitive(),
+		field.Time("previous_secret_expires_at").
+			Optional().
+			Nillable(),
+		field.Bool("active").
+			Default(true),
+	}
+}
+
+// Edges of the WebhookEndpoint.
+func (WebhookEndpoint) Edges() []ent.Edge {
+	return []ent.Edge{
+		edge.From("owner", User.Type).
+			Ref("webhook_endpoints").
+			Field("user_id").
+			Unique().
+			Required().
+			Immutable(),
+		edge.To("deliveries", Delivery.Type),
+	}
+}
+
+// Annotations of the WebhookEndpoint.
+func (WebhookEndpoint) Annotations() []schema.Annotation {
+	return []schema.Annotation{
+		entgql.Skip(),
+	}
+}
+
+// Policy of the WebhookEndpoint: owners manage their own endpoints, admins all.
+func (WebhookEndpoint) Policy() ent.Policy {
+	return privacy.Policy{
+		Query: privacy.QueryPolicy{
+			rule.DenyIfNoViewer(),
+			rule.AllowIfAdmin(),
+			rule.FilterOwner(),
+		},
+		Mutation: privacy.MutationPolicy{
+			rule.DenyIfNoViewer(),
+			rule.AllowIfAdmin(),
+			rule.AllowCreateOwn(),
+			rule.FilterOwner(),
+		},
+	}
+}

@@ -1,0 +1,72 @@
+// Package app wires the server from its configuration: database, service,
+// router. The binary, the tests and the benchmark all build it here, so what
+// is tested is what runs.
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"github.com/acme/itemsvc/internal/auth"
+	"github.com/acme/itemsvc/internal/config"
+	"github.com/acme/itemsvc/internal/database"
+	"github.com/acme/itemsvc/internal/service"
+	"github.com/acme/itemsvc/rest"
+)
+
+// App is a wired server.
+type App struct {
+	Config  config.Config
+	DB      *database.DB
+	Service *service.Service
+	Handler http.Handler
+	Logger  *slog.Logger
+}
+
+// Options adjust wiring for tests; the zero value is production.
+type Options struct {
+	Service service.Options
+}
+
+// New opens and migrates the database and builds the service and router.
+func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts Options) (*App, error) {
+	db, err := database.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return nil, err
+	}
+	a, err := build(ctx, cfg, log, db, opts)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return a, nil
+}
+
+func build(ctx context.Context, cfg config.Config, log *slog.Logger, db *database.DB, opts Options) (*App, error) {
+	applied, err := db.Migrate(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("migrate: %w", err)
+	}
+	if applied > 0 {
+		log.InfoContext(ctx, "applied migrations", "count", applied, "dialect", db.Dialect)
+	}
+	secret, err := auth.SigningSecret(ctx, db.Client, cfg.JWTSecret)
+	if err != nil {
+		return nil, err
+	}
+	sopts := opts.Service
+	sopts.Logger = log
+	if cfg.Sandbox && sopts.KeyPrefix == "" {
+		sopts.KeyPrefix = auth.TestPrefix
+	}
+	svc := service.New(db.Client, auth.NewTokens(secret, cfg.TokenTTL), sopts)
+	handler := rest.NewRouter(svc, rest.Options{Logger: log})
+	return &App{Config: cfg, DB: db, Service: svc, Handler: handler, Logger: log}, nil
+}
+
+// Close releases the database.
+func (a *App) Close() error {
+	return a.DB.Close()
+}

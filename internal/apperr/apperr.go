@@ -1,0 +1,144 @@
+// Package apperr is the one error type of the API: the codes of the contract,
+// their HTTP statuses, safe messages, and the mapping from any error (ent's
+// included) to it. REST renders an *Error as the failure envelope, GraphQL as
+// extensions.code, so the same failure has the same code on both.
+package apperr
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/acme/itemsvc/ent"
+	"github.com/acme/itemsvc/ent/privacy"
+)
+
+// Code is an error code of the contract (DESIGN §3).
+type Code string
+
+// The error codes.
+const (
+	CodeValidation       Code = "VALIDATION_ERROR"
+	CodeInvalidAPIKey    Code = "INVALID_API_KEY"
+	CodeTokenExpired     Code = "TOKEN_EXPIRED"
+	CodeUnauthorized     Code = "UNAUTHORIZED"
+	CodePermissionDenied Code = "PERMISSION_DENIED"
+	CodeNotFound         Code = "NOT_FOUND"
+	CodeMethodNotAllowed Code = "METHOD_NOT_ALLOWED"
+	CodePayloadTooLarge  Code = "PAYLOAD_TOO_LARGE"
+	CodeUnsupportedMedia Code = "UNSUPPORTED_MEDIA_TYPE"
+	CodeRateLimited      Code = "RATE_LIMITED"
+	CodeInternal         Code = "INTERNAL_ERROR"
+	CodeUnavailable      Code = "UNAVAILABLE"
+)
+
+var statuses = map[Code]int{
+	CodeValidation:       http.StatusBadRequest,
+	CodeInvalidAPIKey:    http.StatusUnauthorized,
+	CodeTokenExpired:     http.StatusUnauthorized,
+	CodeUnauthorized:     http.StatusUnauthorized,
+	CodePermissionDenied: http.StatusForbidden,
+	CodeNotFound:         http.StatusNotFound,
+	CodeMethodNotAllowed: http.StatusMethodNotAllowed,
+	CodePayloadTooLarge:  http.StatusRequestEntityTooLarge,
+	CodeUnsupportedMedia: http.StatusUnsupportedMediaType,
+	CodeRateLimited:      http.StatusTooManyRequests,
+	CodeInternal:         http.StatusInternalServerError,
+	CodeUnavailable:      http.StatusServiceUnavailable,
+}
+
+// Error is a failure as the client sees it. Message is safe to show; Cause,
+// if any, is for the logs only.
+type Error struct {
+	Code    Code
+	Message string
+	Details map[string]any
+	Cause   error
+}
+
+// Error implements error.
+func (e *Error) Error() string {
+	if e.Cause != nil {
+		return fmt.Sprintf("%s: %s: %v", e.Code, e.Message, e.Cause)
+	}
+	return fmt.Sprintf("%s: %s", e.Code, e.Message)
+}
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Cause }
+
+// Status is the HTTP status of the error's code.
+func (e *Error) Status() int {
+	if s, ok := statuses[e.Code]; ok {
+		return s
+	}
+	return http.StatusInternalServerError
+}
+
+// New returns an error with a code and a message.
+func New(code Code, message string) *Error {
+	return &Error{Code: code, Message: message, Details: map[string]any{}}
+}
+
+// Validation reports a bad value of one field (a body field or a parameter).
+func Validation(field, reason string) *Error {
+	return &Error{
+		Code:    CodeValidation,
+		Message: fmt.Sprintf("invalid %s: %s", field, reason),
+		Details: map[string]any{"field": field, "reason": reason},
+	}
+}
+
+// NotFound reports a resource that does not exist (or that the caller may
+// not learn exists).
+func NotFound(what string) *Error {
+	return New(CodeNotFound, what+" not found")
+}
+
+// PermissionDenied reports a resource the caller may not access.
+func PermissionDenied(message string) *Error {
+	return New(CodePermissionDenied, message)
+}
+
+// Unauthorized reports a request without a valid access token.
+func Unauthorized(message string) *Error {
+	return New(CodeUnauthorized, message)
+}
+
+// Internal wraps an unexpected error; its text never reaches the client.
+func Internal(cause error) *Error {
+	return &Error{Code: CodeInternal, Message: "internal error", Details: map[string]any{}, Cause: cause}
+}
+
+// Unavailable reports that a dependency (the database) cannot be reached.
+func Unavailable(cause error) *Error {
+	return &Error{Code: CodeUnavailable, Message: "service temporarily unavailable", Details: map[string]any{}, Cause: cause}
+}
+
+// From maps any error to an *Error: an *Error passes through, ent's not-found
+// becomes NOT_FOUND, a privacy denial PERMISSION_DENIED, ent validation
+// VALIDATION_ERROR, an unreachable database UNAVAILABLE, anything else
+// INTERNAL_ERROR with the cause kept for the log.
+func From(err error) *Error {
+	if err == nil {
+		return nil
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	var ve *ent.ValidationError
+	switch {
+	case ent.IsNotFound(err):
+		return NotFound("resource")
+	case errors.Is(err, privacy.Deny):
+		return PermissionDenied("permission denied")
+	case errors.As(err, &ve):
+		return Validation(ve.Name, ve.Unwrap().Error())
+	case errors.Is(err, context.DeadlineExceeded), isConnectionError(err):
+		return Unavailable(err)
+	default:
+		return Internal(err)
+	}
+}

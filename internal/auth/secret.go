@@ -1,0 +1,43 @@
+package auth
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+
+	"github.com/acme/itemsvc/ent"
+	"github.com/acme/itemsvc/ent/privacy"
+	"github.com/acme/itemsvc/ent/setting"
+)
+
+// secretSetting names the generated signing secret in the settings table.
+const secretSetting = "jwt_secret"
+
+// SigningSecret returns the configured secret, or else the one kept in the
+// database, generating and storing it on first use. Replicas that start
+// together race to insert; the first insert wins and all read it back, so
+// every replica and every restart signs with the same secret.
+func SigningSecret(ctx context.Context, client *ent.Client, configured string) ([]byte, error) {
+	if configured != "" {
+		return []byte(configured), nil
+	}
+	ctx = privacy.DecisionContext(ctx, privacy.Allow)
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	err := client.Setting.Create().
+		SetID(secretSetting).
+		SetValue(hex.EncodeToString(b)).
+		OnConflictColumns(setting.FieldID).
+		DoNothing().
+		Exec(ctx)
+	// DoNothing on an existing row reports "no rows" on some dialects.
+	if err != nil && !ent.IsNotFound(err) {
+		return nil, fmt.Errorf("store signing secret: %w", err)
+	}
+	s, err := client.Setting.Get(ctx, secretSetting)
+	if err != nil {
+		return nil, fmt.Errorf("read signing secret: %w", err)
+	}
+	return []byte(s.Value), nil
+}

@@ -1,0 +1,80 @@
+package auth
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+)
+
+// Errors of Tokens.Parse.
+var (
+	ErrTokenExpired = errors.New("token expired")
+	ErrTokenInvalid = errors.New("token invalid")
+)
+
+// Tokens issues and checks the access tokens: HS256 JWTs whose subject is the
+// user id and whose kid header is the id of the API key they were issued for.
+type Tokens struct {
+	secret []byte
+	ttl    time.Duration
+	now    func() time.Time
+	parser *jwt.Parser
+}
+
+// NewTokens returns a token issuer with a signing secret and a lifetime.
+func NewTokens(secret []byte, ttl time.Duration) *Tokens {
+	t := &Tokens{secret: secret, ttl: ttl, now: time.Now}
+	t.parser = jwt.NewParser(
+		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
+		jwt.WithExpirationRequired(),
+		jwt.WithTimeFunc(func() time.Time { return t.now() }),
+	)
+	return t
+}
+
+// TTL is the lifetime of new tokens.
+func (t *Tokens) TTL() time.Duration { return t.ttl }
+
+// Claims are what a valid token says.
+type Claims struct {
+	UserID    string
+	KeyID     string
+	ExpiresAt time.Time
+}
+
+// Issue returns a signed token for a user and key.
+func (t *Tokens) Issue(userID, keyID string) (string, error) {
+	now := t.now()
+	tok := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.RegisteredClaims{
+		Subject:   userID,
+		IssuedAt:  jwt.NewNumericDate(now),
+		ExpiresAt: jwt.NewNumericDate(now.Add(t.ttl)),
+	})
+	tok.Header["kid"] = keyID
+	s, err := tok.SignedString(t.secret)
+	if err != nil {
+		return "", fmt.Errorf("sign token: %w", err)
+	}
+	return s, nil
+}
+
+// Parse checks a token's signature and expiry. An expired token is reported
+// as ErrTokenExpired only when its signature is good: a forged token never
+// learns more than ErrTokenInvalid.
+func (t *Tokens) Parse(raw string) (Claims, error) {
+	var rc jwt.RegisteredClaims
+	tok, err := t.parser.ParseWithClaims(raw, &rc, func(*jwt.Token) (any, error) { return t.secret, nil })
+	if err != nil {
+		if errors.Is(err, jwt.ErrTokenExpired) && !errors.Is(err, jwt.ErrTokenSignatureInvalid) && tok != nil && tok.Signature != nil {
+			return Claims{}, ErrTokenExpired
+		}
+		return Claims{}, ErrTokenInvalid
+	}
+	kid, _ := tok.Header["kid"].(string)
+	if rc.Subject == "" || kid == "" {
+		return Claims{}, ErrTokenInvalid
+	}
+	return Claims{UserID: rc.Subject, KeyID: kid, ExpiresAt: rc.ExpiresAt.Time}, nil
+}

@@ -1,0 +1,121 @@
+// Package database opens the store behind the ent client: embedded SQLite by
+// default, PostgreSQL (through pgx) in production.
+package database
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+
+	"entgo.io/ent/dialect"
+	entsql "entgo.io/ent/dialect/sql"
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
+	_ "modernc.org/sqlite"             // registers the "sqlite" driver
+
+	"github.com/acme/itemsvc/ent"
+	_ "github.com/acme/itemsvc/ent/runtime" // schema defaults, hooks and policies
+	"github.com/acme/itemsvc/internal/config"
+	"github.com/acme/itemsvc/internal/migration"
+)
+
+// DB is an open database: the ent client and the pool under it.
+type DB struct {
+	Client  *ent.Client
+	SQL     *sql.DB
+	Dialect string // "sqlite" or "postgres"
+}
+
+// Open connects to the database named by rawURL (DATABASE_URL) and checks
+// that it answers.
+func Open(ctx context.Context, rawURL string) (*DB, error) {
+	dialectName, dsn, err := config.ParseDatabaseURL(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	var db *sql.DB
+	switch dialectName {
+	case "sqlite":
+		db, err = openSQLite(dsn)
+	case "postgres":
+		db, err = openPostgres(dsn)
+	}
+	if err != nil {
+		return nil, err
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := db.PingContext(pingCtx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("connect to %s database: %w", dialectName, err)
+	}
+	entDialect := dialect.Postgres
+	if dialectName == "sqlite" {
+		entDialect = dialect.SQLite
+	}
+	client := ent.NewClient(ent.Driver(entsql.OpenDB(entDialect, db)))
+	return &DB{Client: client, SQL: db, Dialect: dialectName}, nil
+}
+
+// Migrate applies pending migrations and returns how many it applied.
+func (d *DB) Migrate(ctx context.Context) (int, error) {
+	return migration.Apply(ctx, d.SQL, d.Dialect)
+}
+
+// Close closes the client and its pool.
+func (d *DB) Close() error {
+	return d.Client.Close()
+}
+
+// openSQLite opens a database file (created with its folder if missing) in
+// WAL mode, so that readers never wait for the writer and the CLI can write
+// while the server runs. Write transactions take the lock up front
+// (_txlock=immediate) and wait up to busy_timeout for it, instead of failing
+// with SQLITE_BUSY when two writers meet.
+func openSQLite(path string) (*sql.DB, error) {
+	memory := path == ":memory:"
+	if !memory {
+		if dir := filepath.Dir(path); dir != "." {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return nil, fmt.Errorf("create database folder: %w", err)
+			}
+		}
+	}
+	params := url.Values{}
+	for _, p := range []string{"foreign_keys(1)", "journal_mode(WAL)", "busy_timeout(10000)", "synchronous(NORMAL)"} {
+		params.Add("_pragma", p)
+	}
+	params.Set("_txlock", "immediate")
+	dsn := "file:" + path + "?" + params.Encode()
+	if memory {
+		dsn = "file::memory:?" + params.Encode()
+	}
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open sqlite: %w", err)
+	}
+	if memory {
+		// Each connection to :memory: is its own empty database.
+		db.SetMaxOpenConns(1)
+	} else {
+		db.SetMaxOpenConns(8)
+		db.SetMaxIdleConns(8)
+	}
+	db.SetConnMaxIdleTime(5 * time.Minute)
+	return db, nil
+}
+
+func openPostgres(dsn string) (*sql.DB, error) {
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open postgres: %w", err)
+	}
+	db.SetMaxOpenConns(20)
+	db.SetMaxIdleConns(10)
+	db.SetConnMaxIdleTime(5 * time.Minute)
+	db.SetConnMaxLifetime(time.Hour)
+	return db, nil
+}

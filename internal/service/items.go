@@ -1,0 +1,187 @@
+package service
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/acme/itemsvc/ent"
+	"github.com/acme/itemsvc/ent/item"
+	"github.com/acme/itemsvc/ent/schema/pulid"
+	"github.com/acme/itemsvc/internal/apperr"
+)
+
+// ItemInput is a set of item fields; a nil field is absent. On create, Name
+// is required; on update, only the fields present change.
+type ItemInput struct {
+	Name        *string
+	Description *string
+	Status      *string
+}
+
+// ItemPage is one page of a list and the count of all matching items.
+type ItemPage struct {
+	Items []*ent.Item
+	Total int
+}
+
+// ListItems returns one page of the items the viewer may see.
+func (s *Service) ListItems(ctx context.Context, p ListParams) (ItemPage, error) {
+	v, err := requireViewer(ctx)
+	if err != nil {
+		return ItemPage{}, err
+	}
+	if p.UserID != "" && p.UserID != v.UserID && !v.Admin() {
+		return ItemPage{}, apperr.PermissionDenied("only admins may list another user's items")
+	}
+	q := s.db.Item.Query()
+	if p.Status != "" {
+		q.Where(item.StatusEQ(item.Status(p.Status)))
+	}
+	if p.UserID != "" {
+		q.Where(item.UserID(p.UserID))
+	}
+	total, err := q.Clone().Count(ctx)
+	if err != nil {
+		return ItemPage{}, fmt.Errorf("count items: %w", err)
+	}
+	page := ItemPage{Total: total, Items: []*ent.Item{}}
+	offset := (p.Page - 1) * p.Limit
+	if offset >= total {
+		return page, nil
+	}
+	page.Items, err = q.Order(p.order()...).Offset(offset).Limit(p.Limit).All(ctx)
+	if err != nil {
+		return ItemPage{}, fmt.Errorf("list items: %w", err)
+	}
+	return page, nil
+}
+
+// GetItem returns an item the viewer may see.
+func (s *Service) GetItem(ctx context.Context, id string) (*ent.Item, error) {
+	if _, err := requireViewer(ctx); err != nil {
+		return nil, err
+	}
+	if !pulid.Valid("item_", id) {
+		return nil, apperr.NotFound("item")
+	}
+	it, err := s.db.Item.Get(ctx, id)
+	if ent.IsNotFound(err) {
+		return nil, s.missingItem(ctx, id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get item: %w", err)
+	}
+	return it, nil
+}
+
+// CreateItem creates an item owned by the viewer.
+func (s *Service) CreateItem(ctx context.Context, in ItemInput) (*ent.Item, error) {
+	v, err := requireViewer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if in.Name == nil {
+		return nil, apperr.Validation("name", "is required")
+	}
+	if err := in.normalize(); err != nil {
+		return nil, err
+	}
+	var it *ent.Item
+	err = s.withTx(ctx, func(tx *ent.Tx) error {
+		c := tx.Item.Create().SetUserID(v.UserID).SetName(*in.Name)
+		if in.Description != nil {
+			c.SetDescription(*in.Description)
+		}
+		if in.Status != nil {
+			c.SetStatus(item.Status(*in.Status))
+		}
+		it, err = c.Save(ctx)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create item: %w", err)
+	}
+	return it, nil
+}
+
+// UpdateItem changes the fields present in the input. A change that leaves
+// every field as it was is no change: updated_at stays and no event is sent.
+func (s *Service) UpdateItem(ctx context.Context, id string, in ItemInput) (*ent.Item, error) {
+	if _, err := requireViewer(ctx); err != nil {
+		return nil, err
+	}
+	if err := in.normalize(); err != nil {
+		return nil, err
+	}
+	if !pulid.Valid("item_", id) {
+		return nil, apperr.NotFound("item")
+	}
+	var it *ent.Item
+	err := s.withTx(ctx, func(tx *ent.Tx) error {
+		cur, err := tx.Item.Get(ctx, id)
+		if err != nil {
+			return err
+		}
+		u := tx.Item.UpdateOne(cur)
+		changed := false
+		if in.Name != nil && *in.Name != cur.Name {
+			u.SetName(*in.Name)
+			changed = true
+		}
+		if in.Description != nil && *in.Description != cur.Description {
+			u.SetDescription(*in.Description)
+			changed = true
+		}
+		if in.Status != nil && item.Status(*in.Status) != cur.Status {
+			u.SetStatus(item.Status(*in.Status))
+			changed = true
+		}
+		if !changed {
+			it = cur
+			return nil
+		}
+		it, err = u.Save(ctx)
+		return err
+	})
+	if ent.IsNotFound(err) {
+		return nil, s.missingItem(ctx, id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("update item: %w", err)
+	}
+	return it, nil
+}
+
+// DeleteItem deletes an item; its item.deleted event carries it as it was.
+func (s *Service) DeleteItem(ctx context.Context, id string) error {
+	if _, err := requireViewer(ctx); err != nil {
+		return err
+	}
+	if !pulid.Valid("item_", id) {
+		return apperr.NotFound("item")
+	}
+	err := s.withTx(ctx, func(tx *ent.Tx) error {
+		return tx.Item.DeleteOneID(id).Exec(ctx)
+	})
+	if ent.IsNotFound(err) {
+		return s.missingItem(ctx, id)
+	}
+	if err != nil {
+		return fmt.Errorf("delete item: %w", err)
+	}
+	return nil
+}
+
+// missingItem explains why the viewer could not reach an item: privacy hid
+// it because it is another user's (PERMISSION_DENIED), or it does not exist
+// (NOT_FOUND). Only failures pay for this second look.
+func (s *Service) missingItem(ctx context.Context, id string) error {
+	exists, err := s.db.Item.Query().Where(item.ID(id)).Exist(system(ctx))
+	if err != nil {
+		return fmt.Errorf("check item: %w", err)
+	}
+	if exists {
+		return apperr.PermissionDenied("the item belongs to another user")
+	}
+	return apperr.NotFound("item")
+}

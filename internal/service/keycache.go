@@ -1,0 +1,51 @@
+package service
+
+import (
+	"sync"
+	"time"
+
+	"github.com/acme/itemsvc/internal/viewer"
+)
+
+// keyState is what a token check needs to know of its API key.
+type keyState struct {
+	userID  string
+	role    viewer.Role
+	revoked bool
+	checked time.Time
+}
+
+// keyCache remembers key states for a short while, so that checking a token
+// costs no database round trip on most requests while a revocation still
+// takes effect within the recheck interval on every replica.
+type keyCache struct {
+	mu      sync.RWMutex
+	ttl     time.Duration
+	entries map[string]keyState
+}
+
+func newKeyCache(ttl time.Duration) *keyCache {
+	return &keyCache{ttl: ttl, entries: map[string]keyState{}}
+}
+
+func (c *keyCache) get(keyID string, now time.Time) (keyState, bool) {
+	c.mu.RLock()
+	st, ok := c.entries[keyID]
+	c.mu.RUnlock()
+	if !ok || now.Sub(st.checked) >= c.ttl {
+		return keyState{}, false
+	}
+	return st, true
+}
+
+func (c *keyCache) put(keyID string, st keyState) {
+	c.mu.Lock()
+	c.entries[keyID] = st
+	c.mu.Unlock()
+}
+
+func (c *keyCache) forget(keyID string) {
+	c.mu.Lock()
+	delete(c.entries, keyID)
+	c.mu.Unlock()
+}

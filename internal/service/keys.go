@@ -1,0 +1,115 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"net/mail"
+	"strings"
+	"time"
+
+	"github.com/acme/itemsvc/ent"
+	"github.com/acme/itemsvc/ent/apikey"
+	"github.com/acme/itemsvc/ent/user"
+	"github.com/acme/itemsvc/internal/apperr"
+	"github.com/acme/itemsvc/internal/auth"
+)
+
+// NewKey is a freshly made API key; Key is shown once and never stored.
+type NewKey struct {
+	Key    string
+	KeyID  string
+	UserID string
+}
+
+// CreateKey makes an API key for the user with this email, creating the user
+// (with name and role) if there is none. It is an operator's action (the CLI,
+// first start), not an API call, and runs as the system.
+func (s *Service) CreateKey(ctx context.Context, email, name string, admin bool) (NewKey, error) {
+	email = strings.ToLower(strings.TrimSpace(email))
+	name = strings.TrimSpace(name)
+	if addr, err := mail.ParseAddress(email); err != nil || addr.Address != email {
+		return NewKey{}, apperr.Validation("email", "must be an email address")
+	}
+	role := user.RoleUser
+	if admin {
+		role = user.RoleAdmin
+	}
+	var out NewKey
+	err := s.withTx(system(ctx), func(tx *ent.Tx) error {
+		u, err := tx.User.Query().Where(user.Email(email)).Only(system(ctx))
+		switch {
+		case ent.IsNotFound(err):
+			if name == "" {
+				return apperr.Validation("name", "is required for a new user")
+			}
+			u, err = tx.User.Create().SetEmail(email).SetName(name).SetRole(role).Save(system(ctx))
+			if err != nil {
+				return fmt.Errorf("create user: %w", err)
+			}
+		case err != nil:
+			return fmt.Errorf("find user: %w", err)
+		case admin && u.Role != user.RoleAdmin:
+			if u, err = u.Update().SetRole(role).Save(system(ctx)); err != nil {
+				return fmt.Errorf("promote user: %w", err)
+			}
+		}
+		key := auth.NewKey(s.opts.KeyPrefix)
+		k, err := tx.APIKey.Create().
+			SetUserID(u.ID).
+			SetKeyHash(auth.HashKey(key)).
+			SetPrefix(auth.DisplayPrefix(key)).
+			Save(system(ctx))
+		if err != nil {
+			return fmt.Errorf("create key: %w", err)
+		}
+		out = NewKey{Key: key, KeyID: k.ID, UserID: u.ID}
+		return nil
+	})
+	return out, err
+}
+
+// RevokeKey revokes a key given by its id (key_…) or by the key itself. Its
+// tokens stop working at once on this process and within KeyRecheck elsewhere.
+func (s *Service) RevokeKey(ctx context.Context, idOrKey string) (string, error) {
+	ctx = system(ctx)
+	q := s.db.APIKey.Query()
+	if strings.HasPrefix(idOrKey, "key_") {
+		q.Where(apikey.ID(idOrKey))
+	} else {
+		q.Where(apikey.KeyHash(auth.HashKey(idOrKey)))
+	}
+	k, err := q.Only(ctx)
+	if ent.IsNotFound(err) {
+		return "", apperr.NotFound("API key")
+	}
+	if err != nil {
+		return "", fmt.Errorf("find key: %w", err)
+	}
+	if k.RevokedAt == nil {
+		if err := k.Update().SetRevokedAt(time.Now().UTC()).Exec(ctx); err != nil {
+			return "", fmt.Errorf("revoke key: %w", err)
+		}
+	}
+	s.keys.forget(k.ID)
+	return k.ID, nil
+}
+
+// Bootstrap makes the first admin and its key when the database has no user
+// yet, and returns the key to print once; on any later start it returns "".
+func (s *Service) Bootstrap(ctx context.Context) (string, error) {
+	n, err := s.db.User.Query().Count(system(ctx))
+	if err != nil {
+		return "", fmt.Errorf("count users: %w", err)
+	}
+	if n > 0 {
+		return "", nil
+	}
+	k, err := s.CreateKey(ctx, "admin@localhost", "Admin", true)
+	if ent.IsConstraintError(err) {
+		return "", nil // another replica bootstrapped at the same moment
+	}
+	if err != nil {
+		return "", fmt.Errorf("bootstrap admin: %w", err)
+	}
+	return k.Key, nil
+}

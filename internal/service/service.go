@@ -1,0 +1,101 @@
+// Package service is the application layer: login, token checks, users and
+// items, with the contract's validation and errors. REST and GraphQL only
+// decode, call these functions and render, so both behave the same.
+package service
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/acme/itemsvc/ent"
+	"github.com/acme/itemsvc/internal/apperr"
+	"github.com/acme/itemsvc/internal/auth"
+	"github.com/acme/itemsvc/internal/viewer"
+)
+
+// Options tune a Service; the zero value is the production default.
+type Options struct {
+	// KeyRecheck is how long a key's state (revoked, owner role) is trusted
+	// before a token check reads it again: the longest a revoked key's tokens
+	// keep working on another replica. Default 5s.
+	KeyRecheck time.Duration
+	// KeyPrefix is the prefix of new API keys: auth.LivePrefix or auth.TestPrefix.
+	KeyPrefix string
+	// OnCommit runs after every committed item change, to wake the webhook
+	// dispatcher without waiting for its poll.
+	OnCommit func()
+	// Logger receives the service's warnings; default slog.Default().
+	Logger *slog.Logger
+}
+
+// Service implements the API's operations on one database.
+type Service struct {
+	db     *ent.Client
+	tokens *auth.Tokens
+	keys   *keyCache
+	opts   Options
+	log    *slog.Logger
+}
+
+// New returns a service over an ent client, issuing tokens with tokens.
+func New(client *ent.Client, tokens *auth.Tokens, opts Options) *Service {
+	if opts.KeyRecheck == 0 {
+		opts.KeyRecheck = 5 * time.Second
+	}
+	if opts.KeyPrefix == "" {
+		opts.KeyPrefix = auth.LivePrefix
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	return &Service{
+		db:     client,
+		tokens: tokens,
+		keys:   newKeyCache(opts.KeyRecheck),
+		opts:   opts,
+		log:    opts.Logger,
+	}
+}
+
+// Client is the ent client the service works on (for the GraphQL layer's
+// read-only queries, which ent privacy holds to the same rules).
+func (s *Service) Client() *ent.Client { return s.db }
+
+// requireViewer returns the caller or UNAUTHORIZED.
+func requireViewer(ctx context.Context) (viewer.Viewer, error) {
+	v, ok := viewer.FromContext(ctx)
+	if !ok {
+		return viewer.Viewer{}, apperr.Unauthorized("authentication required")
+	}
+	return v, nil
+}
+
+// withTx runs fn in a transaction and commits it when fn succeeds. Item
+// hooks write outbox events in the same transaction.
+func (s *Service) withTx(ctx context.Context, fn func(tx *ent.Tx) error) (err error) {
+	tx, err := s.db.Tx(ctx)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			_ = tx.Rollback()
+			panic(p)
+		}
+	}()
+	if err := fn(tx); err != nil {
+		if rerr := tx.Rollback(); rerr != nil {
+			s.log.WarnContext(ctx, "rollback failed", "err", rerr)
+		}
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	if s.opts.OnCommit != nil {
+		s.opts.OnCommit()
+	}
+	return nil
+}

@@ -1,0 +1,71 @@
+package rest
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/acme/itemsvc/internal/apperr"
+	"github.com/acme/itemsvc/internal/service"
+	"github.com/acme/itemsvc/internal/viewer"
+)
+
+// login handles POST /v1/auth/login.
+func login(svc *service.Service) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		body, err := decodeObject(c)
+		if err != nil {
+			renderError(c, err)
+			return
+		}
+		if err := body.allow([]string{"api_key"}); err != nil {
+			renderError(c, err)
+			return
+		}
+		key, err := body.str("api_key")
+		if err != nil {
+			renderError(c, err)
+			return
+		}
+		if key == nil {
+			renderError(c, apperr.Validation("api_key", "is required"))
+			return
+		}
+		tok, err := svc.Login(c.Request.Context(), *key)
+		if err != nil {
+			renderError(c, err)
+			return
+		}
+		renderData(c, http.StatusOK, tok)
+	}
+}
+
+// Authenticate admits requests with a valid bearer token and puts their
+// viewer in the request context. It is shared by /v1 and /graphql.
+func Authenticate(svc *service.Service) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		token, ok := bearer(c.GetHeader("Authorization"))
+		if !ok {
+			renderError(c, apperr.Unauthorized("an Authorization: Bearer <token> header is required"))
+			return
+		}
+		v, err := svc.Authenticate(c.Request.Context(), token)
+		if err != nil {
+			renderError(c, err)
+			return
+		}
+		c.Request = c.Request.WithContext(viewer.NewContext(c.Request.Context(), v))
+		c.Next()
+	}
+}
+
+// bearer extracts the token of an "Authorization: Bearer <token>" header.
+func bearer(h string) (string, bool) {
+	scheme, token, ok := strings.Cut(strings.TrimSpace(h), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	token = strings.TrimSpace(token)
+	return token, token != ""
+}

@@ -1,0 +1,115 @@
+package rest
+
+import (
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/acme/itemsvc/internal/apperr"
+)
+
+// meta is carried by every response.
+type meta struct {
+	Timestamp  string      `json:"timestamp"`
+	RequestID  string      `json:"request_id"`
+	Pagination *pagination `json:"pagination,omitempty"`
+}
+
+type pagination struct {
+	Page  int `json:"page"`
+	Limit int `json:"limit"`
+	Total int `json:"total"`
+	Pages int `json:"pages"`
+}
+
+type success struct {
+	Success bool `json:"success"`
+	Data    any  `json:"data"`
+	Meta    meta `json:"meta"`
+}
+
+type failure struct {
+	Success bool      `json:"success"`
+	Error   errorBody `json:"error"`
+	Meta    meta      `json:"meta"`
+}
+
+type errorBody struct {
+	Code    apperr.Code    `json:"code"`
+	Message string         `json:"message"`
+	Details map[string]any `json:"details"`
+}
+
+func newMeta(c *gin.Context) meta {
+	return meta{
+		Timestamp: time.Now().UTC().Format(time.RFC3339Nano),
+		RequestID: c.GetString(requestIDKey),
+	}
+}
+
+// renderData writes the success envelope around data.
+func renderData(c *gin.Context, status int, data any) {
+	writeJSON(c, status, success{Success: true, Data: data, Meta: newMeta(c)})
+}
+
+// renderPage writes the success envelope of a list, with its pagination.
+func renderPage(c *gin.Context, data any, p pagination) {
+	m := newMeta(c)
+	m.Pagination = &p
+	writeJSON(c, http.StatusOK, success{Success: true, Data: data, Meta: m})
+}
+
+// renderError writes the failure envelope of any error. Errors the client did
+// not cause are logged with their cause, which never reaches the response.
+func renderError(c *gin.Context, err error) {
+	e := apperr.From(err)
+	if e.Code == apperr.CodeInternal || e.Code == apperr.CodeUnavailable {
+		logger(c).ErrorContext(c.Request.Context(), "request failed", "code", e.Code, "err", err)
+	}
+	details := e.Details
+	if details == nil {
+		details = map[string]any{}
+	}
+	_ = c.Error(err) // for the access log
+	writeJSON(c, e.Status(), failure{
+		Error: errorBody{Code: e.Code, Message: e.Message, Details: details},
+		Meta:  newMeta(c),
+	})
+}
+
+func writeJSON(c *gin.Context, status int, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		// Only a programming error gets here; answer without the failed value.
+		logger(c).ErrorContext(c.Request.Context(), "encode response", "err", err)
+		status = http.StatusInternalServerError
+		body, _ = json.Marshal(failure{
+			Error: errorBody{Code: apperr.CodeInternal, Message: "internal error", Details: map[string]any{}},
+			Meta:  newMeta(c),
+		})
+	}
+	c.Data(status, "application/json; charset=utf-8", body)
+	c.Abort()
+}
+
+// logger is the request's logger, carrying its request id.
+func logger(c *gin.Context) *slog.Logger {
+	if l, ok := c.Get(loggerKey); ok {
+		if l, ok := l.(*slog.Logger); ok {
+			return l
+		}
+	}
+	return slog.Default()
+}
+
+// errorOf returns the first error rendered for the request, for the access log.
+func errorOf(c *gin.Context) error {
+	if len(c.Errors) == 0 {
+		return nil
+	}
+	return errors.Unwrap(c.Errors[0]) // gin wraps it
+}

@@ -1,0 +1,118 @@
+package rest
+
+import (
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/acme/itemsvc/internal/resource"
+	"github.com/acme/itemsvc/internal/service"
+)
+
+// Fields of an item body: what a client may set, and what it may send back as
+// it got it (read-only, ignored).
+var (
+	itemFields         = []string{"name", "description", "status"}
+	itemReadOnlyFields = []string{"id", "user_id", "created_at", "updated_at"}
+)
+
+type items struct{ svc *service.Service }
+
+// bindItems binds the /items routes.
+func bindItems(g *gin.RouterGroup, svc *service.Service) {
+	h := items{svc: svc}
+	g.GET("/items", h.list)
+	g.POST("/items", h.create)
+	g.GET("/items/:id", h.get)
+	g.PUT("/items/:id", h.update)
+	g.DELETE("/items/:id", h.delete)
+}
+
+func (h items) list(c *gin.Context) {
+	p, err := service.ParseListParams(c.Request.URL.Query())
+	if err != nil {
+		renderError(c, err)
+		return
+	}
+	page, err := h.svc.ListItems(c.Request.Context(), p)
+	if err != nil {
+		renderError(c, err)
+		return
+	}
+	renderPage(c, resource.NewItems(page.Items), pagination{
+		Page:  p.Page,
+		Limit: p.Limit,
+		Total: page.Total,
+		Pages: service.Pages(page.Total, p.Limit),
+	})
+}
+
+func (h items) get(c *gin.Context) {
+	it, err := h.svc.GetItem(c.Request.Context(), c.Param("id"))
+	if err != nil {
+		renderError(c, err)
+		return
+	}
+	renderData(c, http.StatusOK, resource.NewItem(it))
+}
+
+func (h items) create(c *gin.Context) {
+	in, err := itemInput(c)
+	if err != nil {
+		renderError(c, err)
+		return
+	}
+	it, err := h.svc.CreateItem(c.Request.Context(), in)
+	if err != nil {
+		renderError(c, err)
+		return
+	}
+	c.Header("Location", "/v1/items/"+it.ID)
+	renderData(c, http.StatusCreated, resource.NewItem(it))
+}
+
+func (h items) update(c *gin.Context) {
+	in, err := itemInput(c, itemReadOnlyFields...)
+	if err != nil {
+		renderError(c, err)
+		return
+	}
+	it, err := h.svc.UpdateItem(c.Request.Context(), c.Param("id"), in)
+	if err != nil {
+		renderError(c, err)
+		return
+	}
+	renderData(c, http.StatusOK, resource.NewItem(it))
+}
+
+func (h items) delete(c *gin.Context) {
+	id := c.Param("id")
+	if err := h.svc.DeleteItem(c.Request.Context(), id); err != nil {
+		renderError(c, err)
+		return
+	}
+	renderData(c, http.StatusOK, gin.H{"id": id, "deleted": true})
+}
+
+// itemInput decodes an item body; ignored names fields that are dropped
+// rather than refused.
+func itemInput(c *gin.Context, ignored ...string) (service.ItemInput, error) {
+	var in service.ItemInput
+	body, err := decodeObject(c)
+	if err != nil {
+		return in, err
+	}
+	if err := body.allow(itemFields, ignored...); err != nil {
+		return in, err
+	}
+	if in.Name, err = body.str("name"); err != nil {
+		return in, err
+	}
+	if in.Description, err = body.str("description"); err != nil {
+		return in, err
+	}
+	if in.Status, err = body.str("status"); err != nil {
+		return in, err
+	}
+	return in, nil
+}
