@@ -9,8 +9,8 @@ import (
 	"entgo.io/ent/schema/index"
 
 	"github.com/acme/itemsvc/ent/privacy"
-	"github.com/acme/itemsvc/ent/schema/rule"
 	"github.com/acme/itemsvc/ent/schema/pulid"
+	"github.com/acme/itemsvc/ent/schema/rule"
 )
 
 // Item is the resource of the API: a named thing owned by one user.

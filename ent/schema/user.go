@@ -8,8 +8,8 @@ import (
 	"entgo.io/ent/schema/field"
 
 	"github.com/acme/itemsvc/ent/privacy"
-	"github.com/acme/itemsvc/ent/schema/rule"
 	"github.com/acme/itemsvc/ent/schema/pulid"
+	"github.com/acme/itemsvc/ent/schema/rule"
 )
 
 // User is a person who owns items, API keys and webhook endpoints.

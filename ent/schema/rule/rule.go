@@ -11,8 +11,8 @@ import (
 
 	gen "github.com/acme/itemsvc/ent"
 	"github.com/acme/itemsvc/ent/delivery"
-	"github.com/acme/itemsvc/ent/webhookendpoint"
 	"github.com/acme/itemsvc/ent/privacy"
+	"github.com/acme/itemsvc/ent/webhookendpoint"
 	"github.com/acme/itemsvc/internal/viewer"
 )
 
