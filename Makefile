@@ -1,0 +1,40 @@
+# The two commands that matter: `make run` and `make test`.
+GO      ?= go
+BIN     ?= bin/server
+PKGS    ?= ./...
+
+.PHONY: run test build generate migration lint fuzz bench clean
+
+## run: start the server on the embedded SQLite database (data/app.db)
+run:
+	$(GO) run ./cmd/server serve
+
+## test: run every test (SQLite; PostgreSQL and Redis too when TEST_DATABASE_URL / TEST_REDIS_URL are set)
+test:
+	$(GO) test -count=1 -timeout 20m $(PKGS)
+
+## build: build the binary into bin/server
+build:
+	$(GO) build -trimpath -o $(BIN) ./cmd/server
+
+## generate: regenerate ent and gqlgen code (never edit generated code by hand)
+generate:
+	$(GO) generate ./...
+
+## migration NAME=x: write a new versioned migration for SQLite and PostgreSQL from the ent schema
+migration:
+	@test -n "$(NAME)" || (echo "usage: make migration NAME=add_something" && exit 2)
+	$(GO) run internal/migration/diff.go -name $(NAME)
+
+## lint: the static checks CI runs
+lint:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go') && exit 1)
+	$(GO) vet ./...
+
+## fuzz: fuzz the item endpoints for a while (FUZZTIME=1m)
+fuzz:
+	$(GO) test ./rest -run '^$$' -fuzz FuzzItemBodies -fuzztime $${FUZZTIME:-1m}
+	$(GO) test ./rest -run '^$$' -fuzz FuzzListQuery -fuzztime $${FUZZTIME:-1m}
+
+clean:
+	rm -rf bin data test-output
