@@ -84,7 +84,9 @@ func Apply(ctx context.Context, db *sql.DB, dialect string) (int, error) {
 	if err := revs.init(ctx); err != nil {
 		return 0, err
 	}
-	ex, err := migrate.NewExecutor(drv, dir, revs)
+	// The database may hold other schemas (PostgreSQL) or tables of other
+	// tools; the migrations only create what they own, so a "dirty" start is fine.
+	ex, err := migrate.NewExecutor(drv, dir, revs, migrate.WithAllowDirty(true))
 	if err != nil {
 		return 0, fmt.Errorf("migration executor: %w", err)
 	}
