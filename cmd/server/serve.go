@@ -37,6 +37,8 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 			"It is shown only now; keep it safe:\n\n    %s\n\n", key)
 	}
 
+	a.Start(ctx)
+
 	srv := &http.Server{
 		Addr:              cfg.Addr,
 		Handler:           a.Handler,

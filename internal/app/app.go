@@ -8,6 +8,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/acme/itemsvc/internal/auth"
 	"github.com/acme/itemsvc/internal/config"
@@ -23,6 +26,20 @@ type App struct {
 	Service *service.Service
 	Handler http.Handler
 	Logger  *slog.Logger
+	// Metrics is the registry behind /metrics; every component registers
+	// its collectors here (never in the global default registry).
+	Metrics *prometheus.Registry
+
+	workers []Worker
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+}
+
+// Worker is a background task of the server (webhook dispatch, sandbox
+// reset): it runs until its context is cancelled.
+type Worker struct {
+	Name string
+	Run  func(ctx context.Context)
 }
 
 // Options adjust wiring for tests; the zero value is production.
@@ -62,11 +79,29 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, db *databas
 		sopts.KeyPrefix = auth.TestPrefix
 	}
 	svc := service.New(db.Client, auth.NewTokens(secret, cfg.TokenTTL), sopts)
-	handler := rest.NewRouter(svc, rest.Options{Logger: log})
-	return &App{Config: cfg, DB: db, Service: svc, Handler: handler, Logger: log}, nil
+	a := &App{Config: cfg, DB: db, Service: svc, Logger: log, Metrics: prometheus.NewRegistry()}
+	a.Handler = rest.NewRouter(svc, rest.Options{Logger: log})
+	return a, nil
 }
 
-// Close releases the database.
+// Start runs the background workers until Close.
+func (a *App) Start(ctx context.Context) {
+	ctx, a.cancel = context.WithCancel(ctx)
+	for _, w := range a.workers {
+		a.wg.Add(1)
+		go func() {
+			defer a.wg.Done()
+			a.Logger.DebugContext(ctx, "worker started", "worker", w.Name)
+			w.Run(ctx)
+		}()
+	}
+}
+
+// Close stops the workers, waits for them, and releases the database.
 func (a *App) Close() error {
+	if a.cancel != nil {
+		a.cancel()
+	}
+	a.wg.Wait()
 	return a.DB.Close()
 }
