@@ -4,6 +4,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"net"
+	"strings"
 	"syscall"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -17,7 +18,9 @@ func isConnectionError(err error) bool {
 	var connectErr *pgconn.ConnectError
 	var pgErr *pgconn.PgError
 	switch {
-	case errors.Is(err, driver.ErrBadConn),
+	// database/sql's error for a closed pool is unexported; its text is stable.
+	case strings.Contains(err.Error(), "sql: database is closed"),
+		errors.Is(err, driver.ErrBadConn),
 		errors.Is(err, syscall.ECONNREFUSED),
 		errors.Is(err, syscall.ECONNRESET),
 		errors.As(err, &connectErr),

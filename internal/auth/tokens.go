@@ -34,6 +34,14 @@ func NewTokens(secret []byte, ttl time.Duration) *Tokens {
 	return t
 }
 
+// WithClock returns a copy of t that reads time from now (tests issue tokens
+// in the past to prove expiry without waiting).
+func (t *Tokens) WithClock(now func() time.Time) *Tokens {
+	c := NewTokens(t.secret, t.ttl)
+	c.now = now
+	return c
+}
+
 // TTL is the lifetime of new tokens.
 func (t *Tokens) TTL() time.Duration { return t.ttl }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"ariga.io/atlas/sql/migrate"
 )
@@ -13,6 +14,43 @@ import (
 // revisionsTable records the applied migrations, one JSON-encoded Atlas
 // revision per version.
 const revisionsTable = "schema_revisions"
+
+// storedRevision is a revision as kept in the table: every field, including
+// the ones Atlas's own JSON form leaves out (hashes) or cannot read back (type).
+type storedRevision struct {
+	Version         string
+	Description     string
+	Type            uint
+	Applied         int
+	Total           int
+	ExecutedAt      time.Time
+	ExecutionTime   time.Duration
+	Error           string
+	ErrorStmt       string
+	Hash            string
+	PartialHashes   []string
+	OperatorVersion string
+}
+
+func encodeRevision(r *migrate.Revision) ([]byte, error) {
+	return json.Marshal(storedRevision{
+		Version: r.Version, Description: r.Description, Type: uint(r.Type), Applied: r.Applied, Total: r.Total,
+		ExecutedAt: r.ExecutedAt, ExecutionTime: r.ExecutionTime, Error: r.Error, ErrorStmt: r.ErrorStmt,
+		Hash: r.Hash, PartialHashes: r.PartialHashes, OperatorVersion: r.OperatorVersion,
+	})
+}
+
+func decodeRevision(raw string) (*migrate.Revision, error) {
+	var s storedRevision
+	if err := json.Unmarshal([]byte(raw), &s); err != nil {
+		return nil, fmt.Errorf("decode revision: %w", err)
+	}
+	return &migrate.Revision{
+		Version: s.Version, Description: s.Description, Type: migrate.RevisionType(s.Type), Applied: s.Applied, Total: s.Total,
+		ExecutedAt: s.ExecutedAt, ExecutionTime: s.ExecutionTime, Error: s.Error, ErrorStmt: s.ErrorStmt,
+		Hash: s.Hash, PartialHashes: s.PartialHashes, OperatorVersion: s.OperatorVersion,
+	}, nil
+}
 
 // revisions is Atlas's history of applied migrations, kept in the database it
 // describes.
@@ -58,9 +96,9 @@ func (r *revisions) ReadRevisions(ctx context.Context) ([]*migrate.Revision, err
 		if err := rows.Scan(&raw); err != nil {
 			return nil, err
 		}
-		rev := &migrate.Revision{}
-		if err := json.Unmarshal([]byte(raw), rev); err != nil {
-			return nil, fmt.Errorf("decode revision: %w", err)
+		rev, err := decodeRevision(raw)
+		if err != nil {
+			return nil, err
 		}
 		out = append(out, rev)
 	}
@@ -77,16 +115,12 @@ func (r *revisions) ReadRevision(ctx context.Context, version string) (*migrate.
 	if err != nil {
 		return nil, fmt.Errorf("read revision %s: %w", version, err)
 	}
-	rev := &migrate.Revision{}
-	if err := json.Unmarshal([]byte(raw), rev); err != nil {
-		return nil, fmt.Errorf("decode revision %s: %w", version, err)
-	}
-	return rev, nil
+	return decodeRevision(raw)
 }
 
 // WriteRevision inserts or replaces a revision.
 func (r *revisions) WriteRevision(ctx context.Context, rev *migrate.Revision) error {
-	raw, err := json.Marshal(rev)
+	raw, err := encodeRevision(rev)
 	if err != nil {
 		return err
 	}
