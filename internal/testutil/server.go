@@ -186,6 +186,11 @@ func (e *Env) Do(r Request) *Response {
 			req.Header.Set(k, v)
 		}
 	}
+	return e.Serve(req)
+}
+
+// Serve sends a prepared request through the real router.
+func (e *Env) Serve(req *http.Request) *Response {
 	rec := httptest.NewRecorder()
 	e.App.Handler.ServeHTTP(rec, req)
 	return &Response{Status: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}
