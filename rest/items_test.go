@@ -59,7 +59,7 @@ func TestItemsContract(t *testing.T) {
 		{Name: "name too long", Method: "POST", Path: "/v1/items", Token: alice.Token, Body: map[string]any{"name": long},
 			Status: 400, Code: "VALIDATION_ERROR", Contains: []string{`"field":"name"`, "at most 200"}},
 		{Name: "description too long", Method: "POST", Path: "/v1/items", Token: alice.Token,
-			Body: map[string]any{"name": "x", "description": strings.Repeat("a", 5001)},
+			Body:   map[string]any{"name": "x", "description": strings.Repeat("a", 5001)},
 			Status: 400, Code: "VALIDATION_ERROR", Contains: []string{`"field":"description"`}},
 		{Name: "NUL in name", Method: "POST", Path: "/v1/items", Token: alice.Token, Body: `{"name":"a\u0000b"}`,
 			Status: 400, Code: "VALIDATION_ERROR", Contains: []string{`"field":"name"`}},
