@@ -196,3 +196,17 @@ func TestResponseHeaders(t *testing.T) {
 		t.Errorf("unsafe request id echoed: %q", id)
 	}
 }
+
+// TestCreateTimestamps: a new item's updated_at equals its created_at.
+func TestCreateTimestamps(t *testing.T) {
+	env := testutil.New(t)
+	r := env.Do(testutil.Request{Method: "POST", Path: "/v1/items", Token: env.Alice.Token, Body: map[string]any{"name": "x"}})
+	var it struct {
+		CreatedAt string `json:"created_at"`
+		UpdatedAt string `json:"updated_at"`
+	}
+	r.Data(t, &it)
+	if it.CreatedAt == "" || it.CreatedAt != it.UpdatedAt || !strings.HasSuffix(it.CreatedAt, "Z") {
+		t.Fatalf("created_at %q, updated_at %q: want equal UTC timestamps", it.CreatedAt, it.UpdatedAt)
+	}
+}

@@ -33,6 +33,9 @@ func init() {
 			return next.Mutate(ctx, m)
 		})
 	}
+	apikeyMixinHooks1 := apikeyMixin[1].Hooks()
+
+	apikey.Hooks[1] = apikeyMixinHooks1[0]
 	apikeyMixinFields0 := apikeyMixin[0].Fields()
 	_ = apikeyMixinFields0
 	apikeyMixinFields1 := apikeyMixin[1].Fields()
@@ -65,6 +68,9 @@ func init() {
 			return next.Mutate(ctx, m)
 		})
 	}
+	deliveryMixinHooks1 := deliveryMixin[1].Hooks()
+
+	delivery.Hooks[1] = deliveryMixinHooks1[0]
 	deliveryMixinFields0 := deliveryMixin[0].Fields()
 	_ = deliveryMixinFields0
 	deliveryMixinFields1 := deliveryMixin[1].Fields()
@@ -101,6 +107,9 @@ func init() {
 			return next.Mutate(ctx, m)
 		})
 	}
+	eventMixinHooks1 := eventMixin[1].Hooks()
+
+	event.Hooks[1] = eventMixinHooks1[0]
 	eventMixinFields0 := eventMixin[0].Fields()
 	_ = eventMixinFields0
 	eventMixinFields1 := eventMixin[1].Fields()
@@ -133,9 +142,12 @@ func init() {
 			return next.Mutate(ctx, m)
 		})
 	}
+	itemMixinHooks1 := itemMixin[1].Hooks()
 	itemHooks := schema.Item{}.Hooks()
 
-	item.Hooks[1] = itemHooks[0]
+	item.Hooks[1] = itemMixinHooks1[0]
+
+	item.Hooks[2] = itemHooks[0]
 	itemMixinFields0 := itemMixin[0].Fields()
 	_ = itemMixinFields0
 	itemMixinFields1 := itemMixin[1].Fields()
@@ -176,6 +188,9 @@ func init() {
 			return next.Mutate(ctx, m)
 		})
 	}
+	settingMixinHooks0 := settingMixin[0].Hooks()
+
+	setting.Hooks[1] = settingMixinHooks0[0]
 	settingMixinFields0 := settingMixin[0].Fields()
 	_ = settingMixinFields0
 	settingFields := schema.Setting{}.Fields()
@@ -204,6 +219,9 @@ func init() {
 			return next.Mutate(ctx, m)
 		})
 	}
+	userMixinHooks1 := userMixin[1].Hooks()
+
+	user.Hooks[1] = userMixinHooks1[0]
 	userMixinFields0 := userMixin[0].Fields()
 	_ = userMixinFields0
 	userMixinFields1 := userMixin[1].Fields()
@@ -244,6 +262,9 @@ func init() {
 			return next.Mutate(ctx, m)
 		})
 	}
+	webhookendpointMixinHooks1 := webhookendpointMixin[1].Hooks()
+
+	webhookendpoint.Hooks[1] = webhookendpointMixinHooks1[0]
 	webhookendpointMixinFields0 := webhookendpointMixin[0].Fields()
 	_ = webhookendpointMixinFields0
 	webhookendpointMixinFields1 := webhookendpointMixin[1].Fields()

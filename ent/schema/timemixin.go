@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"context"
 	"time"
 
 	"entgo.io/contrib/entgql"
@@ -8,6 +9,8 @@ import (
 	"entgo.io/ent"
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/mixin"
+
+	"github.com/acme/itemsvc/ent/hook"
 )
 
 // now is the clock of stored timestamps: UTC, at the microsecond precision
@@ -31,5 +34,22 @@ func (TimeMixin) Fields() []ent.Field {
 			Default(now).
 			UpdateDefault(now).
 			Annotations(entgql.OrderField("UPDATED_AT")),
+	}
+}
+
+// Hooks of the mixin: a new row's updated_at is exactly its created_at, not a
+// microsecond later, so a client can tell an untouched row by equality.
+func (TimeMixin) Hooks() []ent.Hook {
+	return []ent.Hook{
+		hook.On(func(next ent.Mutator) ent.Mutator {
+			return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+				if v, ok := m.Field("created_at"); ok {
+					if err := m.SetField("updated_at", v); err != nil {
+						return nil, err
+					}
+				}
+				return next.Mutate(ctx, m)
+			})
+		}, ent.OpCreate),
 	}
 }
