@@ -12,7 +12,8 @@ import (
 // request goes through unchecked rather than every request failing, the
 // failure is counted, and it is logged at most once per logEvery. After a
 // failure the store is left alone for cooldown, so that a dead Redis costs
-// one timeout per cooldown instead of one per request.
+// one timeout per cooldown instead of one per request (a zero cooldown asks
+// the store every time).
 type failOpen struct {
 	log      *slog.Logger
 	metrics  *metrics
@@ -42,7 +43,9 @@ func (f *failOpen) skipped() Decision {
 // failed records a store error and lets the request through unchecked.
 func (f *failOpen) failed(ctx context.Context, scope string, err error) Decision {
 	now := time.Now()
-	f.until.Store(now.Add(f.cooldown).UnixNano())
+	if f.cooldown > 0 {
+		f.until.Store(now.Add(f.cooldown).UnixNano())
+	}
 	f.metrics.storeErrors.Inc()
 	f.metrics.failOpen.Inc()
 
