@@ -59,8 +59,10 @@ func (f *failOpen) failed(ctx context.Context, scope string, err error) Decision
 	}
 	f.mu.Unlock()
 	if logNow {
+		// err.Error(), not err: ulule wraps with pkg/errors, whose
+		// verbose format would put a stack trace in the log line.
 		f.log.WarnContext(ctx, "rate-limit store failed; letting requests through unchecked",
-			"scope", scope, "err", err, "failures_not_logged", suppressed)
+			"scope", scope, "err", err.Error(), "failures_not_logged", suppressed)
 	}
 	return Decision{Allowed: true}
 }

@@ -74,7 +74,7 @@ func Open(ctx context.Context, cfg Config) (*Limits, error) {
 			return nil, err
 		}
 		if err := client.Ping(ctx).Err(); err != nil {
-			cfg.Logger.WarnContext(ctx, "Redis for rate limits is unreachable; requests go through unchecked until it answers", "err", err)
+			cfg.Logger.WarnContext(ctx, "Redis for rate limits is unreachable; requests go through unchecked until it answers", "err", err.Error())
 		}
 		store = &lazyRedisStore{client: client, prefix: cfg.Prefix}
 		l.Store, l.close = "redis", client.Close
