@@ -229,4 +229,3 @@ func (p *tcpProxy) Close() {
 		c.Close()
 	}
 }
-
