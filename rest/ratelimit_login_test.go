@@ -2,6 +2,7 @@ package rest_test
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -86,6 +87,7 @@ func TestRateLimitMountedRoutes(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := rest.NewRouter(env.App.Service, rest.Options{
+		Logger:    slog.New(slog.DiscardHandler),
 		RateLimit: rest.RateLimit(limits.Keys),
 		Mount: func(e *gin.Engine, authenticated ...gin.HandlerFunc) {
 			e.POST("/graphql", append(authenticated, func(c *gin.Context) {
