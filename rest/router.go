@@ -22,6 +22,10 @@ type Options struct {
 	// Mount adds routes beside /v1 (GraphQL, health, metrics) on the same
 	// engine and middleware.
 	Mount func(e *gin.Engine, authenticated ...gin.HandlerFunc)
+	// TrustedProxies are the addresses or CIDRs whose X-Forwarded-For and
+	// X-Real-IP are believed when finding a client's address (failed-login
+	// limits); empty trusts none, so a client cannot pick its own address.
+	TrustedProxies []string
 }
 
 // NewRouter returns the HTTP handler of the whole API. The middleware order
@@ -36,6 +40,12 @@ func NewRouter(svc *service.Service, opts Options) *gin.Engine {
 	e.RedirectTrailingSlash = false
 	e.RedirectFixedPath = false
 	e.ContextWithFallback = true
+	if err := e.SetTrustedProxies(opts.TrustedProxies); err != nil {
+		// config validates TRUSTED_PROXIES; should a bad one get here,
+		// trusting nobody is the safe way to go on.
+		opts.Logger.Error("invalid trusted proxies; trusting none", "err", err)
+		_ = e.SetTrustedProxies(nil)
+	}
 
 	e.Use(
 		requestID(opts.Logger), // first: everything after logs with it

@@ -15,6 +15,7 @@ import (
 	"github.com/acme/itemsvc/internal/auth"
 	"github.com/acme/itemsvc/internal/config"
 	"github.com/acme/itemsvc/internal/database"
+	"github.com/acme/itemsvc/internal/ratelimit"
 	"github.com/acme/itemsvc/internal/service"
 	"github.com/acme/itemsvc/rest"
 )
@@ -31,6 +32,7 @@ type App struct {
 	Metrics *prometheus.Registry
 
 	workers []Worker
+	limits  *ratelimit.Limits
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 }
@@ -45,6 +47,9 @@ type Worker struct {
 // Options adjust wiring for tests; the zero value is production.
 type Options struct {
 	Service service.Options
+	// RateLimitPrefix namespaces rate-limit counters in Redis (default
+	// ratelimit.DefaultPrefix); tests sharing one Redis each take their own.
+	RateLimitPrefix string
 }
 
 // New opens and migrates the database and builds the service and router.
@@ -80,7 +85,28 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, db *databas
 	}
 	svc := service.New(db.Client, auth.NewTokens(secret, cfg.TokenTTL), sopts)
 	a := &App{Config: cfg, DB: db, Service: svc, Logger: log, Metrics: prometheus.NewRegistry()}
-	a.Handler = rest.NewRouter(svc, rest.Options{Logger: log})
+
+	// Rate limits (DESIGN §3): per API key and per client address for
+	// failed logins, in memory or in Redis when REDIS_URL is set.
+	a.limits, err = ratelimit.Open(ctx, ratelimit.Config{
+		PerMinute:              cfg.RateLimitPerMinute,
+		PerHour:                cfg.RateLimitPerHour,
+		LoginFailuresPerMinute: cfg.LoginFailuresPerMin,
+		RedisURL:               cfg.RedisURL,
+		Prefix:                 opts.RateLimitPrefix,
+		Logger:                 log,
+		Registerer:             a.Metrics,
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	a.Handler = rest.NewRouter(svc, rest.Options{
+		Logger:         log,
+		RateLimit:      rest.RateLimit(a.limits.Keys),
+		LoginGuard:     rest.LoginGuard(a.limits.Logins),
+		TrustedProxies: cfg.TrustedProxies,
+	})
 	return a, nil
 }
 
@@ -103,5 +129,10 @@ func (a *App) Close() error {
 		a.cancel()
 	}
 	a.wg.Wait()
+	if a.limits != nil {
+		if err := a.limits.Close(); err != nil {
+			a.Logger.Warn("close rate-limit store", "err", err)
+		}
+	}
 	return a.DB.Close()
 }

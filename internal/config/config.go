@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -129,6 +130,13 @@ func (c *Config) validate() error {
 	if c.RedisURL != "" {
 		if u, err := url.Parse(c.RedisURL); err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") {
 			errs = append(errs, errors.New("REDIS_URL: want redis://host:port[/db] or rediss://…"))
+		}
+	}
+	for _, p := range c.TrustedProxies {
+		if _, err := netip.ParsePrefix(p); err != nil {
+			if _, err := netip.ParseAddr(p); err != nil {
+				errs = append(errs, fmt.Errorf("TRUSTED_PROXIES: want IP addresses or CIDRs, got %q", p))
+			}
 		}
 	}
 	if c.JWTSecret != "" && len(c.JWTSecret) < 32 {

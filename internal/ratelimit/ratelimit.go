@@ -1,0 +1,160 @@
+// Package ratelimit counts requests in fixed windows (ulule/limiter) and
+// decides whether one more may pass: per API key for authenticated requests,
+// per client address for failed logins. It knows nothing of HTTP, so REST and
+// GraphQL share one budget through the same middleware.
+package ratelimit
+
+import (
+	"context"
+	"time"
+
+	"github.com/ulule/limiter/v3"
+)
+
+// Window is one fixed window of a limit: at most Limit requests per Period.
+type Window struct {
+	// Name is how clients see the window (details.window): "minute", "hour".
+	Name   string
+	Limit  int64
+	Period time.Duration
+}
+
+// Decision is the answer for one request.
+type Decision struct {
+	// Allowed is false when a window is exhausted.
+	Allowed bool
+	// Checked is false when the store failed and the request was let through
+	// unchecked (fail-open); the other fields are then empty.
+	Checked bool
+	// Window, Limit, Remaining and Reset describe the window with the fewest
+	// requests left, or the window that refused the request.
+	Window    string
+	Limit     int64
+	Remaining int64
+	// Reset is the Unix second by which the window starts afresh.
+	Reset int64
+	// RetryAfter is how many seconds a refused client should wait.
+	RetryAfter int64
+}
+
+// Limiter holds the windows of one scope ("key", "login") over one store.
+type Limiter struct {
+	scope   string
+	windows []window
+	guard   *failOpen
+	metrics *metrics
+}
+
+type window struct {
+	Window
+	lim *limiter.Limiter
+}
+
+func newLimiter(scope string, store limiter.Store, guard *failOpen, m *metrics, windows ...Window) *Limiter {
+	l := &Limiter{scope: scope, guard: guard, metrics: m}
+	for _, w := range windows {
+		l.windows = append(l.windows, window{Window: w, lim: limiter.New(store, limiter.Rate{Period: w.Period, Limit: w.Limit})})
+	}
+	return l
+}
+
+// Take spends one request of id in each window, from the shortest to the
+// longest, and stops at the first window that is exhausted: a request
+// refused by the minute window is not counted in the hour window, so a
+// client hammering through a 429 does not also burn its hourly budget.
+func (l *Limiter) Take(ctx context.Context, id string) Decision {
+	if l.guard.open() {
+		return l.guard.skipped()
+	}
+	var best Decision
+	for i, w := range l.windows {
+		c, err := w.lim.Get(ctx, l.key(w, id))
+		if err != nil {
+			return l.guard.failed(ctx, l.scope, err)
+		}
+		d := decide(w, c, time.Now())
+		if !d.Allowed {
+			l.metrics.rejected.WithLabelValues(l.scope, w.Name).Inc()
+			return d
+		}
+		if i == 0 || fewerLeft(d, best) {
+			best = d
+		}
+	}
+	return best
+}
+
+// Check reports whether id may make one more request without spending any:
+// every window must have a request left. Use it with Spend to count only
+// some outcomes (failed logins).
+func (l *Limiter) Check(ctx context.Context, id string) Decision {
+	if l.guard.open() {
+		return l.guard.skipped()
+	}
+	var best Decision
+	for i, w := range l.windows {
+		c, err := w.lim.Peek(ctx, l.key(w, id))
+		if err != nil {
+			return l.guard.failed(ctx, l.scope, err)
+		}
+		// Peek reports the count so far: with nothing left, the next
+		// request would be over the limit.
+		c.Reached = c.Remaining <= 0
+		d := decide(w, c, time.Now())
+		if !d.Allowed {
+			l.metrics.rejected.WithLabelValues(l.scope, w.Name).Inc()
+			return d
+		}
+		if i == 0 || fewerLeft(d, best) {
+			best = d
+		}
+	}
+	return best
+}
+
+// Spend counts one request of id in every window, whatever its outcome.
+func (l *Limiter) Spend(ctx context.Context, id string) {
+	if l.guard.open() {
+		l.guard.skipped()
+		return
+	}
+	for _, w := range l.windows {
+		if _, err := w.lim.Increment(ctx, l.key(w, id), 1); err != nil {
+			l.guard.failed(ctx, l.scope, err)
+			return
+		}
+	}
+}
+
+// key names the counter of id in window w; the store adds its prefix.
+func (l *Limiter) key(w window, id string) string {
+	return l.scope + ":" + w.Name + ":" + id
+}
+
+// decide turns the store's answer into a Decision at time now.
+func decide(w window, c limiter.Context, now time.Time) Decision {
+	// The store rounds the window's end down to the second; one more second
+	// makes Reset a moment by which the window has certainly ended, so a
+	// client that waits Retry-After is never refused again for the same
+	// window.
+	reset := c.Reset + 1
+	d := Decision{
+		Allowed:   !c.Reached,
+		Checked:   true,
+		Window:    w.Name,
+		Limit:     w.Limit,
+		Remaining: c.Remaining,
+		Reset:     reset,
+	}
+	if c.Reached {
+		d.Remaining = 0
+		d.RetryAfter = max(reset-now.Unix(), 1)
+	}
+	return d
+}
+
+// fewerLeft reports whether d has fewer requests left than best; on a tie the
+// window that resets later wins, being the one that binds longer.
+func fewerLeft(d, best Decision) bool {
+	return d.Remaining < best.Remaining || d.Remaining == best.Remaining && d.Reset > best.Reset
+}
