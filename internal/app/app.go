@@ -10,8 +10,11 @@ import (
 	"net/http"
 	"sync"
 
+	"entgo.io/ent/dialect"
+	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/acme/itemsvc/graph"
 	"github.com/acme/itemsvc/internal/auth"
 	"github.com/acme/itemsvc/internal/config"
 	"github.com/acme/itemsvc/internal/database"
@@ -45,6 +48,9 @@ type Worker struct {
 // Options adjust wiring for tests; the zero value is production.
 type Options struct {
 	Service service.Options
+	// WrapDriver, when set, wraps the database driver under the ent client
+	// (tests count statements with it).
+	WrapDriver func(dialect.Driver) dialect.Driver
 }
 
 // New opens and migrates the database and builds the service and router.
@@ -52,6 +58,9 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts Options)
 	db, err := database.Open(ctx, cfg.DatabaseURL)
 	if err != nil {
 		return nil, err
+	}
+	if opts.WrapDriver != nil {
+		db.WrapDriver(opts.WrapDriver)
 	}
 	a, err := build(ctx, cfg, log, db, opts)
 	if err != nil {
@@ -80,7 +89,18 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, db *databas
 	}
 	svc := service.New(db.Client, auth.NewTokens(secret, cfg.TokenTTL), sopts)
 	a := &App{Config: cfg, DB: db, Service: svc, Logger: log, Metrics: prometheus.NewRegistry()}
-	a.Handler = rest.NewRouter(svc, rest.Options{Logger: log})
+	a.Handler = rest.NewRouter(svc, rest.Options{
+		Logger: log,
+		Mount: func(e *gin.Engine, authenticated ...gin.HandlerFunc) {
+			// GraphQL (DESIGN §5): same engine, token, rate limit, service.
+			gql := graph.NewServer(svc, graph.Options{
+				MaxDepth:      cfg.GraphQLMaxDepth,
+				MaxComplexity: cfg.GraphQLMaxComplexity,
+				Logger:        log,
+			})
+			graph.Mount(e, gql, cfg.Playground, authenticated...)
+		},
+	})
 	return a, nil
 }
 
