@@ -93,3 +93,10 @@ func (r gqlResponse) ids(t *testing.T, keys ...any) []string {
 	}
 	return out
 }
+
+func mustJSON(t *testing.T, b []byte, v any) {
+	t.Helper()
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("decode %s: %v", b, err)
+	}
+}
