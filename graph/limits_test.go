@@ -94,7 +94,7 @@ func TestTransports(t *testing.T) {
 	})
 	t.Run("multipart refused", func(t *testing.T) {
 		res := env.Do(testutil.Request{Method: "POST", Path: "/graphql", Token: env.Alice.Token,
-			Body: "--x\r\nContent-Disposition: form-data; name=\"operations\"\r\n\r\n{}\r\n--x--\r\n",
+			Body:    "--x\r\nContent-Disposition: form-data; name=\"operations\"\r\n\r\n{}\r\n--x--\r\n",
 			Headers: map[string]string{"Content-Type": "multipart/form-data; boundary=x"}})
 		if res.Status == http.StatusOK {
 			t.Fatalf("multipart accepted: %s", res.Body)
