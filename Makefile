@@ -3,7 +3,7 @@ GO      ?= go
 BIN     ?= bin/server
 PKGS    ?= ./...
 
-.PHONY: run test build generate migration lint fuzz bench clean
+.PHONY: run test build generate migration lint fuzz bench clean e2e
 
 ## run: start the server on the embedded SQLite database (data/app.db)
 run:
@@ -35,6 +35,10 @@ lint:
 fuzz:
 	$(GO) test ./rest -run '^$$' -fuzz FuzzItemBodies -fuzztime $${FUZZTIME:-1m}
 	$(GO) test ./rest -run '^$$' -fuzz FuzzListQuery -fuzztime $${FUZZTIME:-1m}
+
+## e2e: browser test of the GraphiQL playground (needs /usr/bin/chromium and `npm ci` in e2e/); screenshot in test-output/
+e2e:
+	E2E=1 $(GO) test -count=1 -v -run TestPlaygroundInBrowser ./e2e
 
 clean:
 	rm -rf bin data test-output

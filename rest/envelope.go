@@ -75,6 +75,10 @@ func renderError(c *gin.Context, err error) {
 		details = map[string]any{}
 	}
 	_ = c.Error(err) // for the access log
+	if c.GetBool(graphqlErrorsKey) {
+		renderGraphQLError(c, e)
+		return
+	}
 	writeJSON(c, e.Status(), failure{
 		Error: errorBody{Code: e.Code, Message: e.Message, Details: details},
 		Meta:  newMeta(c),

@@ -10,8 +10,11 @@ import (
 	"net/http"
 	"sync"
 
+	"entgo.io/ent/dialect"
+	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/acme/itemsvc/graph"
 	"github.com/acme/itemsvc/internal/auth"
 	"github.com/acme/itemsvc/internal/config"
 	"github.com/acme/itemsvc/internal/database"
@@ -50,6 +53,9 @@ type Options struct {
 	// RateLimitPrefix namespaces rate-limit counters in Redis (default
 	// ratelimit.DefaultPrefix); tests sharing one Redis each take their own.
 	RateLimitPrefix string
+	// WrapDriver, when set, wraps the database driver under the ent client
+	// (tests count statements with it).
+	WrapDriver func(dialect.Driver) dialect.Driver
 }
 
 // New opens and migrates the database and builds the service and router.
@@ -57,6 +63,9 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts Options)
 	db, err := database.Open(ctx, cfg.DatabaseURL)
 	if err != nil {
 		return nil, err
+	}
+	if opts.WrapDriver != nil {
+		db.WrapDriver(opts.WrapDriver)
 	}
 	a, err := build(ctx, cfg, log, db, opts)
 	if err != nil {
@@ -106,6 +115,15 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, db *databas
 		RateLimit:      rest.RateLimit(a.limits.Keys),
 		LoginGuard:     rest.LoginGuard(a.limits.Logins),
 		TrustedProxies: cfg.TrustedProxies,
+		Mount: func(e *gin.Engine, authenticated ...gin.HandlerFunc) {
+			// GraphQL (DESIGN §5): same engine, token, rate limit, service.
+			gql := graph.NewServer(svc, graph.Options{
+				MaxDepth:      cfg.GraphQLMaxDepth,
+				MaxComplexity: cfg.GraphQLMaxComplexity,
+				Logger:        log,
+			})
+			graph.Mount(e, gql, cfg.Playground, authenticated...)
+		},
 	})
 	return a, nil
 }

@@ -1,0 +1,90 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/acme/itemsvc/internal/apperr"
+)
+
+// GraphQL's own failures (a query that does not parse or does not fit the
+// schema, a bad argument value) are the client's: they become
+// VALIDATION_ERROR, as a malformed body does on REST.
+var clientCodes = map[string]bool{
+	"":                          true,
+	"GRAPHQL_PARSE_FAILED":      true,
+	"GRAPHQL_VALIDATION_FAILED": true,
+}
+
+// toAppErrors maps every error a resolver returns (the service's, ent's,
+// the database's) to an *apperr.Error, as REST's renderError does, so that the
+// presenter sees the contract's codes. Errors gqlgen or entgql built for the
+// client (*gqlerror.Error) pass as they are.
+func toAppErrors(ctx context.Context, next graphql.Resolver) (any, error) {
+	res, err := next(ctx)
+	if err == nil {
+		return res, nil
+	}
+	e := apperr.From(err)
+	var gqlErr *gqlerror.Error
+	if e.Code == apperr.CodeInternal && errors.As(err, &gqlErr) {
+		return res, gqlErr
+	}
+	return res, e
+}
+
+// presenter renders errors for the response and logs the ones that are ours.
+type presenter struct{ log *slog.Logger }
+
+// present renders err with extensions.code: the REST code of an
+// *apperr.Error (and its details, field and reason for validation), or
+// VALIDATION_ERROR for GraphQL's own client errors. The message of an
+// internal error never carries its cause.
+func (p presenter) present(ctx context.Context, err error) *gqlerror.Error {
+	var path ast.Path
+	var outer *gqlerror.Error
+	if errors.As(err, &outer) {
+		path = outer.Path
+	}
+	var e *apperr.Error
+	if errors.As(err, &e) {
+		if e.Code == apperr.CodeInternal || e.Code == apperr.CodeUnavailable {
+			p.log.ErrorContext(ctx, "graphql request failed", "code", e.Code, "path", fmt.Sprint(path), "err", err)
+		}
+		ext := make(map[string]any, len(e.Details)+1)
+		for k, v := range e.Details {
+			ext[k] = v
+		}
+		ext["code"] = e.Code
+		return &gqlerror.Error{Message: e.Message, Path: path, Extensions: ext}
+	}
+	if outer != nil {
+		out := *outer
+		out.Extensions = make(map[string]any, len(outer.Extensions)+1)
+		for k, v := range outer.Extensions {
+			out.Extensions[k] = v
+		}
+		code, _ := out.Extensions["code"].(string)
+		if clientCodes[code] {
+			out.Extensions["code"] = apperr.CodeValidation
+		}
+		return &out
+	}
+	// Every error reaches here through gqlgen as a *gqlerror.Error; should
+	// one not, it is ours.
+	return p.present(ctx, apperr.Internal(err))
+}
+
+// recover turns a resolver's panic into INTERNAL_ERROR; the panic and its
+// stack go to the log only.
+func (p presenter) recover(ctx context.Context, v any) error {
+	p.log.ErrorContext(ctx, "graphql panic", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+	return apperr.Internal(fmt.Errorf("panic: %v", v))
+}

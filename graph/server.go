@@ -1,0 +1,58 @@
+package graph
+
+import (
+	"log/slog"
+	"net/http"
+
+	"github.com/99designs/gqlgen/graphql/handler"
+	"github.com/99designs/gqlgen/graphql/handler/extension"
+	"github.com/99designs/gqlgen/graphql/handler/lru"
+	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/vektah/gqlparser/v2/ast"
+
+	"github.com/acme/itemsvc/graph/generated"
+	"github.com/acme/itemsvc/internal/service"
+)
+
+// Options bound the GraphQL server; zero values take the defaults of
+// GRAPHQL_MAX_DEPTH and GRAPHQL_MAX_COMPLEXITY.
+type Options struct {
+	MaxDepth      int
+	MaxComplexity int
+	Logger        *slog.Logger
+}
+
+// queryCacheSize is how many parsed documents are kept: clients send the
+// same few operations over and over.
+const queryCacheSize = 1000
+
+// NewServer returns the /graphql handler: queries over GET and POST only (no
+// websocket or multipart: there are no subscriptions or uploads), bounded in
+// depth and complexity, with introspection for the playground, every error
+// presented with the REST codes and every panic recovered as INTERNAL_ERROR.
+func NewServer(svc *service.Service, opts Options) http.Handler {
+	if opts.MaxDepth <= 0 {
+		opts.MaxDepth = 10
+	}
+	if opts.MaxComplexity <= 0 {
+		opts.MaxComplexity = 1000
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	srv := handler.New(generated.NewExecutableSchema(generated.Config{
+		Resolvers:  NewResolver(svc),
+		Complexity: complexity(),
+	}))
+	srv.AddTransport(transport.GET{})
+	srv.AddTransport(transport.POST{})
+	srv.SetQueryCache(lru.New[*ast.QueryDocument](queryCacheSize))
+	srv.Use(extension.Introspection{})
+	srv.Use(depthLimit{max: opts.MaxDepth})
+	srv.Use(extension.FixedComplexityLimit(opts.MaxComplexity))
+	srv.AroundFields(toAppErrors)
+	p := presenter{log: opts.Logger}
+	srv.SetErrorPresenter(p.present)
+	srv.SetRecoverFunc(p.recover)
+	return srv
+}
