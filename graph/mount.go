@@ -22,7 +22,7 @@ const (
 // with UNAUTHORIZED or TOKEN_EXPIRED; every failure of that chain is
 // rendered GraphQL-shaped.
 func Mount(e *gin.Engine, h http.Handler, playgroundOn bool, authenticated ...gin.HandlerFunc) {
-	chain := []gin.HandlerFunc{rest.GraphQLErrors, rest.LimitBody}
+	chain := []gin.HandlerFunc{rest.GraphQLErrors, rest.LimitBody, rest.ClientAddr}
 	for _, m := range authenticated {
 		chain = append(chain, whenAuthorized(m))
 	}

@@ -70,6 +70,9 @@ func renderError(c *gin.Context, err error) {
 	if e.Code == apperr.CodeInternal || e.Code == apperr.CodeUnavailable {
 		logger(c).ErrorContext(c.Request.Context(), "request failed", "code", e.Code, "err", err)
 	}
+	if e.Code == apperr.CodeRateLimited {
+		setRefusalHeaders(c, e)
+	}
 	details := e.Details
 	if details == nil {
 		details = map[string]any{}

@@ -2,11 +2,13 @@ package rest
 
 import (
 	"strconv"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/acme/itemsvc/internal/apperr"
 	"github.com/acme/itemsvc/internal/ratelimit"
+	"github.com/acme/itemsvc/internal/service"
 	"github.com/acme/itemsvc/internal/viewer"
 )
 
@@ -41,25 +43,27 @@ func RateLimit(l *ratelimit.Limiter) gin.HandlerFunc {
 	}
 }
 
-// LoginGuard limits failed logins per client address against key guessing:
-// it refuses a login with 429 once the address has used up its failures,
-// and counts a login only when it answered INVALID_API_KEY, so successful
-// logins cost nothing. The address is gin's ClientIP, which believes
-// X-Forwarded-For only from the configured trusted proxies.
-func LoginGuard(l *ratelimit.Limiter) gin.HandlerFunc {
-	return func(c *gin.Context) {
-		addr := c.ClientIP()
-		d := l.Check(c.Request.Context(), addr)
-		if !d.Allowed {
-			setRateHeaders(c, d)
-			renderError(c, apperr.RateLimited("too many failed logins from this address", d.Window, d.Limit, d.RetryAfter))
-			return
-		}
-		c.Next()
-		if e := apperr.From(errorOf(c)); e != nil && e.Code == apperr.CodeInvalidAPIKey {
-			l.Spend(c.Request.Context(), addr)
-		}
+// ClientAddr puts the client's address (gin's ClientIP, which believes
+// X-Forwarded-For only from the configured trusted proxies) in the request
+// context, where the service limits failed logins by it.
+func ClientAddr(c *gin.Context) {
+	c.Request = c.Request.WithContext(service.WithClientAddr(c.Request.Context(), c.ClientIP()))
+	c.Next()
+}
+
+// setRefusalHeaders gives any RATE_LIMITED answer its Retry-After and
+// window headers from the error's details, unless a limiter already set them.
+func setRefusalHeaders(c *gin.Context, e *apperr.Error) {
+	h := c.Writer.Header()
+	if h.Get(headerRetryAfter) != "" {
+		return
 	}
+	limit, _ := e.Details["limit"].(int64)
+	retry, _ := e.Details["retry_after"].(int64)
+	h.Set(headerRetryAfter, strconv.FormatInt(retry, 10))
+	h.Set(headerLimit, strconv.FormatInt(limit, 10))
+	h.Set(headerRemaining, "0")
+	h.Set(headerReset, strconv.FormatInt(time.Now().Unix()+retry, 10))
 }
 
 // setRateHeaders writes the window of a decision; a request let through

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -119,4 +120,26 @@ func TestRateLimitMountedRoutes(t *testing.T) {
 				rec.Header().Get("X-RateLimit-Remaining"), s.status, s.remaining, rec.Body)
 		}
 	}
+}
+
+// TestLoginGuardAcrossTransports: failed logins through GraphQL and REST
+// spend one budget per address, and both are refused once it is used up.
+func TestLoginGuardAcrossTransports(t *testing.T) {
+	env := limited(t, "", 100, 1000, 2)
+	gqlLogin := func(key string) map[string]any {
+		return map[string]any{"query": `mutation($k: String!) { login(apiKey: $k) { accessToken } }`, "variables": map[string]any{"k": key}}
+	}
+	gqlCode := func(key, code string) {
+		t.Helper()
+		r := env.Do(testutil.Request{Method: "POST", Path: "/graphql", Body: gqlLogin(key)})
+		if r.Status != http.StatusOK || !strings.Contains(string(r.Body), `"code":"`+code+`"`) {
+			t.Fatalf("GraphQL login: %d %s, want code %s", r.Status, r.Body, code)
+		}
+	}
+	gqlCode(badKey, "INVALID_API_KEY")
+	testutil.Run(t, env, []testutil.Scenario{
+		loginAs("REST failure spends the same budget", badKey, "", http.StatusUnauthorized, "INVALID_API_KEY"),
+		loginAs("REST refused", env.Alice.Key, "", http.StatusTooManyRequests, "RATE_LIMITED"),
+	})
+	gqlCode(env.Alice.Key, "RATE_LIMITED")
 }

@@ -17,8 +17,6 @@ type Options struct {
 	Logger *slog.Logger
 	// RateLimit runs after authentication on every authenticated route.
 	RateLimit gin.HandlerFunc
-	// LoginGuard runs before login (limits failed logins per client address).
-	LoginGuard gin.HandlerFunc
 	// Mount adds routes beside /v1 (GraphQL, health, metrics) on the same
 	// engine and middleware.
 	Mount func(e *gin.Engine, authenticated ...gin.HandlerFunc)
@@ -66,11 +64,7 @@ func NewRouter(svc *service.Service, opts Options) *gin.Engine {
 	}
 
 	v1 := e.Group("/v1", limitBody, requireJSONBody)
-	loginChain := []gin.HandlerFunc{}
-	if opts.LoginGuard != nil {
-		loginChain = append(loginChain, opts.LoginGuard)
-	}
-	v1.POST("/auth/login", append(loginChain, login(svc))...)
+	v1.POST("/auth/login", ClientAddr, login(svc))
 
 	api := v1.Group("", authenticated...)
 	bindUsers(api, svc)

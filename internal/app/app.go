@@ -87,13 +87,7 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, db *databas
 	if err != nil {
 		return nil, err
 	}
-	sopts := opts.Service
-	sopts.Logger = log
-	if cfg.Sandbox && sopts.KeyPrefix == "" {
-		sopts.KeyPrefix = auth.TestPrefix
-	}
-	svc := service.New(db.Client, auth.NewTokens(secret, cfg.TokenTTL), sopts)
-	a := &App{Config: cfg, DB: db, Service: svc, Logger: log, Metrics: prometheus.NewRegistry()}
+	a := &App{Config: cfg, DB: db, Logger: log, Metrics: prometheus.NewRegistry()}
 
 	// Rate limits (DESIGN §3): per API key and per client address for
 	// failed logins, in memory or in Redis when REDIS_URL is set.
@@ -110,10 +104,18 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, db *databas
 		return nil, err
 	}
 
+	sopts := opts.Service
+	sopts.Logger = log
+	sopts.LoginLimiter = a.limits.Logins
+	if cfg.Sandbox && sopts.KeyPrefix == "" {
+		sopts.KeyPrefix = auth.TestPrefix
+	}
+	svc := service.New(db.Client, auth.NewTokens(secret, cfg.TokenTTL), sopts)
+	a.Service = svc
+
 	a.Handler = rest.NewRouter(svc, rest.Options{
 		Logger:         log,
 		RateLimit:      rest.RateLimit(a.limits.Keys),
-		LoginGuard:     rest.LoginGuard(a.limits.Logins),
 		TrustedProxies: cfg.TrustedProxies,
 		Mount: func(e *gin.Engine, authenticated ...gin.HandlerFunc) {
 			// GraphQL (DESIGN §5): same engine, token, rate limit, service.

@@ -39,11 +39,28 @@ func system(ctx context.Context) context.Context {
 	return privacy.DecisionContext(ctx, privacy.Allow)
 }
 
-// Login exchanges an API key for an access token.
+// Login exchanges an API key for an access token. With a LoginLimiter, an
+// address that has used up its failed logins is refused (RATE_LIMITED), even
+// with a good key, until its window resets; only INVALID_API_KEY answers
+// count, so successful logins cost nothing.
 func (s *Service) Login(ctx context.Context, apiKey string) (Token, error) {
 	if strings.TrimSpace(apiKey) == "" {
 		return Token{}, apperr.Validation("api_key", "is required")
 	}
+	addr := clientAddr(ctx)
+	if s.opts.LoginLimiter != nil && addr != "" {
+		if d := s.opts.LoginLimiter.Check(ctx, addr); !d.Allowed {
+			return Token{}, apperr.RateLimited("too many failed logins from this address", d.Window, d.Limit, d.RetryAfter)
+		}
+	}
+	tok, err := s.login(ctx, apiKey)
+	if errors.Is(err, ErrInvalidAPIKey) && s.opts.LoginLimiter != nil && addr != "" {
+		s.opts.LoginLimiter.Spend(ctx, addr)
+	}
+	return tok, err
+}
+
+func (s *Service) login(ctx context.Context, apiKey string) (Token, error) {
 	if !auth.LooksLikeKey(apiKey) {
 		return Token{}, ErrInvalidAPIKey
 	}

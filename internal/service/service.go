@@ -26,6 +26,9 @@ type Options struct {
 	// OnCommit runs after every committed item change, to wake the webhook
 	// dispatcher without waiting for its poll.
 	OnCommit func()
+	// LoginLimiter, when set, limits failed logins per client address on
+	// every transport.
+	LoginLimiter LoginLimiter
 	// Logger receives the service's warnings; default slog.Default().
 	Logger *slog.Logger
 }
