@@ -15,6 +15,7 @@ import (
 	"github.com/acme/itemsvc/internal/auth"
 	"github.com/acme/itemsvc/internal/config"
 	"github.com/acme/itemsvc/internal/database"
+	"github.com/acme/itemsvc/internal/sandbox"
 	"github.com/acme/itemsvc/internal/service"
 	"github.com/acme/itemsvc/rest"
 )
@@ -29,6 +30,8 @@ type App struct {
 	// Metrics is the registry behind /metrics; every component registers
 	// its collectors here (never in the global default registry).
 	Metrics *prometheus.Registry
+	// Sandbox seeds and resets the demo data; nil unless SANDBOX=true.
+	Sandbox *sandbox.Sandbox
 
 	workers []Worker
 	cancel  context.CancelFunc
@@ -80,7 +83,9 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, db *databas
 	}
 	svc := service.New(db.Client, auth.NewTokens(secret, cfg.TokenTTL), sopts)
 	a := &App{Config: cfg, DB: db, Service: svc, Logger: log, Metrics: prometheus.NewRegistry()}
-	a.Handler = rest.NewRouter(svc, rest.Options{Logger: log})
+	ropts := rest.Options{Logger: log}
+	a.operations(&ropts) // ops.go: metrics, readiness, CORS, sandbox
+	a.Handler = rest.NewRouter(svc, ropts)
 	return a, nil
 }
 

@@ -34,6 +34,8 @@ type Env struct {
 	Admin Actor
 	Alice Actor
 	Bob   Actor
+
+	contract *Contract // loaded on the first /v1 request (openapi.go)
 }
 
 // Option changes the configuration or wiring of an Env.
@@ -158,17 +160,20 @@ type Request struct {
 func (e *Env) Do(r Request) *Response {
 	e.T.Helper()
 	var body io.Reader
+	var data []byte
 	switch b := r.Body.(type) {
 	case nil:
 	case string:
-		body = strings.NewReader(b)
+		data = []byte(b)
 	case []byte:
-		body = bytes.NewReader(b)
+		data = b
 	default:
-		data, err := json.Marshal(b)
-		if err != nil {
+		var err error
+		if data, err = json.Marshal(b); err != nil {
 			e.T.Fatalf("encode body: %v", err)
 		}
+	}
+	if r.Body != nil {
 		body = bytes.NewReader(data)
 	}
 	req := httptest.NewRequest(r.Method, r.Path, body)
@@ -188,7 +193,9 @@ func (e *Env) Do(r Request) *Response {
 	}
 	rec := httptest.NewRecorder()
 	e.App.Handler.ServeHTTP(rec, req)
-	return &Response{Status: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}
+	res := &Response{Status: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}
+	e.checkContract(req, data, res) // openapi.go: every /v1 response against the OpenAPI document
+	return res
 }
 
 // CreateItem creates an item as an actor through the API and returns its id.
