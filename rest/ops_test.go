@@ -420,4 +420,3 @@ func (p *tcpProxy) close() {
 	}
 	p.conns = nil
 }
-

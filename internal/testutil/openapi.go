@@ -122,4 +122,3 @@ func (e *Env) checkContract(req *http.Request, reqBody []byte, res *Response) {
 		e.T.Logf("OpenAPI contract: %s %s: %s", req.Method, req.URL.Path, skip)
 	}
 }
-
