@@ -15,8 +15,10 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/base32"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -116,8 +118,8 @@ func loadSecret(ctx context.Context, client *ent.Client) (deriver, error) {
 		OnConflictColumns(setting.FieldID).
 		DoNothing().
 		Exec(ctx)
-	// DoNothing on an existing row reports "no rows" on some dialects.
-	if err != nil && !ent.IsNotFound(err) {
+	// DoNothing on an existing row reports "no rows": someone was first.
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return deriver{}, fmt.Errorf("store sandbox secret: %w", err)
 	}
 	s, err := client.Setting.Get(ctx, secretSetting)
