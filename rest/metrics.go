@@ -39,8 +39,9 @@ func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
 
 // observe counts and times every request, including those answered by
 // recovery (it runs before it) and by NoRoute/NoMethod. Without a registry it
-// does nothing.
-func observe(reg prometheus.Registerer) gin.HandlerFunc {
+// does nothing. (It takes the concrete type so that a nil registry is nil
+// here, not an interface holding a nil pointer.)
+func observe(reg *prometheus.Registry) gin.HandlerFunc {
 	if reg == nil {
 		return func(c *gin.Context) { c.Next() }
 	}

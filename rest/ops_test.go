@@ -19,6 +19,7 @@ import (
 	"github.com/acme/itemsvc/internal/app"
 	"github.com/acme/itemsvc/internal/config"
 	"github.com/acme/itemsvc/internal/testutil"
+	"github.com/acme/itemsvc/rest"
 )
 
 func TestHealthAndReadiness(t *testing.T) {
@@ -42,7 +43,7 @@ func TestReadinessWhenDatabaseGone(t *testing.T) {
 	}{
 		{name: "pool closed", setup: func(t *testing.T, cfg *config.Config) func() { return nil }},
 		{name: "server unreachable", postgres: true, setup: func(t *testing.T, cfg *config.Config) func() {
-			p := newTCPProxy(t, "127.0.0.1:5432")
+			p := newOutageProxy(t, "127.0.0.1:5432")
 			cfg.DatabaseURL = strings.Replace(cfg.DatabaseURL, "127.0.0.1:5432", p.addr(), 1)
 			return p.close
 		}},
@@ -369,30 +370,30 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// tcpProxy forwards connections to a database, until close cuts them all
+// outageProxy forwards connections to a database, until close cuts them all
 // and refuses new ones: the database as a network outage leaves it.
-type tcpProxy struct {
+type outageProxy struct {
 	ln     net.Listener
 	target string
 	mu     sync.Mutex
 	conns  []net.Conn
 }
 
-func newTCPProxy(t *testing.T, target string) *tcpProxy {
+func newOutageProxy(t *testing.T, target string) *outageProxy {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &tcpProxy{ln: ln, target: target}
+	p := &outageProxy{ln: ln, target: target}
 	go p.accept()
 	t.Cleanup(p.close)
 	return p
 }
 
-func (p *tcpProxy) addr() string { return p.ln.Addr().String() }
+func (p *outageProxy) addr() string { return p.ln.Addr().String() }
 
-func (p *tcpProxy) accept() {
+func (p *outageProxy) accept() {
 	for {
 		c, err := p.ln.Accept()
 		if err != nil {
@@ -411,7 +412,7 @@ func (p *tcpProxy) accept() {
 	}
 }
 
-func (p *tcpProxy) close() {
+func (p *outageProxy) close() {
 	p.ln.Close()
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -419,4 +420,27 @@ func (p *tcpProxy) close() {
 		c.Close()
 	}
 	p.conns = nil
+}
+
+// TestRouterWithoutOperations: the zero Options (no metrics registry, no
+// readiness check) still serve health, and /metrics is simply absent.
+func TestRouterWithoutOperations(t *testing.T) {
+	env := testutil.New(t)
+	h := rest.NewRouter(env.App.Service, rest.Options{})
+	cases := []struct {
+		path   string
+		status int
+	}{
+		{"/healthz", 200},
+		{"/readyz", 200},
+		{"/metrics", 404},
+		{"/v1/openapi.json", 200},
+	}
+	for _, tc := range cases {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", tc.path, nil))
+		if rec.Code != tc.status {
+			t.Errorf("GET %s: %d, want %d", tc.path, rec.Code, tc.status)
+		}
+	}
 }

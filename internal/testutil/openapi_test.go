@@ -17,6 +17,7 @@ func TestContractCatchesDrift(t *testing.T) {
 	}
 	const (
 		meta = `"meta":{"timestamp":"2026-01-01T00:00:00Z","request_id":"r1"}`
+		item = `{"id":"item_01","name":"x","description":"","status":"active","user_id":"user_01","created_at":"2026-01-01T00:00:00Z","updated_at":"2026-01-01T00:00:00Z"}`
 		user = `{"id":"user_01","email":"a@example.com","name":"A","role":"user","created_at":"2026-01-01T00:00:00Z","updated_at":"2026-01-01T00:00:00Z"}`
 	)
 	jsonHeader := func(extra ...string) http.Header {
@@ -36,6 +37,7 @@ func TestContractCatchesDrift(t *testing.T) {
 		body               string
 		wantErr            string // "" when the exchange matches the document
 		wantSkip           bool
+		noContentType      bool
 	}{
 		{name: "matching success", method: "GET", path: "/v1/users/me", reqHeader: auth, status: 200, header: jsonHeader(),
 			body: `{"success":true,"data":` + user + `,` + meta + `}`},
@@ -53,6 +55,8 @@ func TestContractCatchesDrift(t *testing.T) {
 			header: http.Header{"Content-Type": {"application/json"}}, body: `{"success":true,"data":` + user + `,` + meta + `}`, wantErr: "X-Request-ID"},
 		{name: "create without Location", method: "POST", path: "/v1/items", reqHeader: auth, reqBody: `{"name":"x"}`, status: 201, header: jsonHeader(),
 			body: `{}`, wantErr: "Location"},
+		{name: "body without Content-Type is JSON", method: "POST", path: "/v1/items", reqHeader: auth, reqBody: `{"name":"x"}`, noContentType: true,
+			status: 201, header: jsonHeader("Location", "/v1/items/item_01"), body: `{"success":true,"data":` + item + `,` + meta + `}`},
 		{name: "refused request accepted", method: "GET", path: "/v1/items?limit=500", reqHeader: auth, status: 200, header: jsonHeader(),
 			body: `{}`, wantErr: "the document refuses this request"},
 		{name: "unknown path, success", method: "GET", path: "/v1/webhooks", reqHeader: auth, status: 200, header: jsonHeader(),
@@ -66,7 +70,7 @@ func TestContractCatchesDrift(t *testing.T) {
 			if h == nil {
 				h = http.Header{}
 			}
-			if tc.reqBody != "" {
+			if tc.reqBody != "" && !tc.noContentType {
 				h = h.Clone()
 				h.Set("Content-Type", "application/json")
 			}
