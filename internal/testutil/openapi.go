@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
@@ -108,10 +109,12 @@ func requireBearer(_ context.Context, in *openapi3filter.AuthenticationInput) er
 
 // checkContract runs the contract on an exchange of Env.Do under /v1.
 func (e *Env) checkContract(req *http.Request, reqBody []byte, res *Response) {
-	e.T.Helper()
-	if !strings.HasPrefix(req.URL.Path, "/v1/") {
+	if _, fuzz := e.T.(*testing.F); fuzz || !strings.HasPrefix(req.URL.Path, "/v1/") {
+		// Inside a fuzz target the Env's T is the *testing.F, which may not
+		// be used there; fuzz targets check the envelope themselves.
 		return
 	}
+	e.T.Helper()
 	if e.contract == nil {
 		c, err := LoadContract(context.Background())
 		if err != nil {

@@ -194,13 +194,11 @@ func (e *Env) Do(r Request) *Response {
 // Serve sends a prepared request through the real router. Every exchange
 // under /v1 is checked against the OpenAPI document (openapi.go).
 func (e *Env) Serve(req *http.Request) *Response {
-	e.T.Helper()
 	var data []byte
 	if req.Body != nil {
-		var err error
-		if data, err = io.ReadAll(req.Body); err != nil {
-			e.T.Fatalf("read request body: %v", err)
-		}
+		// A test's own in-memory body; were it to fail, the contract check
+		// would see the short body and say so.
+		data, _ = io.ReadAll(req.Body)
 		req.Body = io.NopCloser(bytes.NewReader(data))
 	}
 	rec := httptest.NewRecorder()
