@@ -2,6 +2,8 @@ package sandbox
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -9,6 +11,7 @@ import (
 	"github.com/acme/itemsvc/ent"
 	"github.com/acme/itemsvc/ent/apikey"
 	"github.com/acme/itemsvc/ent/privacy"
+	"github.com/acme/itemsvc/ent/setting"
 	"github.com/acme/itemsvc/internal/auth"
 )
 
@@ -60,23 +63,76 @@ func (s *Sandbox) Start(ctx context.Context) ([]Key, error) {
 // in one transaction: a request sees the old data or the seed, never a mix.
 // Settings (the signing secret, the seed secret) stay.
 func (s *Sandbox) Reset(ctx context.Context) error {
+	_, err := s.resetIf(ctx, time.Time{})
+	return err
+}
+
+// ResetIfDue is one tick of the worker: it resets unless another replica did
+// within half an interval, so that replicas sharing a database reset it once
+// per interval, not once each. It reports whether it reset.
+func (s *Sandbox) ResetIfDue(ctx context.Context) (bool, error) {
+	return s.resetIf(ctx, time.Now().Add(-s.interval/2))
+}
+
+// resetIf resets if the last reset was before since (zero: always). The
+// claim is an update of the last-reset setting in the reset's transaction:
+// of replicas that tick together, one updates and resets, the others wait
+// for its row lock, then find nothing to update and skip.
+func (s *Sandbox) resetIf(ctx context.Context, since time.Time) (bool, error) {
 	ctx = system(ctx)
 	d, err := loadSecret(ctx, s.client)
 	if err != nil {
-		return err
+		return false, err
 	}
 	tx, err := s.client.Tx(ctx)
 	if err != nil {
-		return fmt.Errorf("sandbox reset: begin: %w", err)
+		return false, fmt.Errorf("sandbox reset: begin: %w", err)
 	}
-	if err := s.reset(ctx, tx, d); err != nil {
+	claimed, err := claimReset(ctx, tx, since)
+	if err == nil && claimed {
+		err = s.reset(ctx, tx, d)
+	}
+	if err != nil {
 		_ = tx.Rollback()
-		return fmt.Errorf("sandbox reset: %w", err)
+		return false, fmt.Errorf("sandbox reset: %w", err)
+	}
+	if !claimed {
+		return false, tx.Rollback()
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("sandbox reset: commit: %w", err)
+		return false, fmt.Errorf("sandbox reset: commit: %w", err)
 	}
-	return nil
+	return true, nil
+}
+
+// resetAtSetting holds the time of the last reset, in a fixed-width UTC
+// form so that string order is time order.
+const (
+	resetAtSetting = "sandbox_reset_at"
+	resetAtLayout  = "2006-01-02T15:04:05.000000000Z"
+)
+
+// claimReset records this reset as the last one, unless one happened at or
+// after since.
+func claimReset(ctx context.Context, tx *ent.Tx, since time.Time) (bool, error) {
+	err := tx.Setting.Create().
+		SetID(resetAtSetting).
+		SetValue(time.Time{}.Format(resetAtLayout)).
+		OnConflictColumns(setting.FieldID).
+		DoNothing().
+		Exec(ctx)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return false, fmt.Errorf("record reset: %w", err)
+	}
+	q := tx.Setting.Update().Where(setting.ID(resetAtSetting)).SetValue(time.Now().UTC().Format(resetAtLayout))
+	if !since.IsZero() {
+		q.Where(setting.ValueLT(since.UTC().Format(resetAtLayout)))
+	}
+	n, err := q.Save(ctx)
+	if err != nil {
+		return false, fmt.Errorf("record reset: %w", err)
+	}
+	return n == 1, nil
 }
 
 func (s *Sandbox) reset(ctx context.Context, tx *ent.Tx, d deriver) error {
@@ -111,7 +167,7 @@ func (s *Sandbox) reset(ctx context.Context, tx *ent.Tx, d deriver) error {
 
 // Run resets the sandbox every interval until ctx ends; it is the server's
 // "sandbox-reset" worker. A failed reset is logged and tried again at the
-// next tick.
+// next tick; a reset another replica made within half an interval counts.
 func (s *Sandbox) Run(ctx context.Context) {
 	t := time.NewTicker(s.interval)
 	defer t.Stop()
@@ -121,13 +177,15 @@ func (s *Sandbox) Run(ctx context.Context) {
 			return
 		case <-t.C:
 			start := time.Now()
-			if err := s.Reset(ctx); err != nil {
-				if ctx.Err() == nil {
-					s.log.ErrorContext(ctx, "sandbox reset failed", "err", err)
-				}
-				continue
+			done, err := s.ResetIfDue(ctx)
+			switch {
+			case err != nil && ctx.Err() == nil:
+				s.log.ErrorContext(ctx, "sandbox reset failed", "err", err)
+			case done:
+				s.log.InfoContext(ctx, "sandbox reset to its seed", "duration_ms", time.Since(start).Milliseconds())
+			case err == nil:
+				s.log.DebugContext(ctx, "sandbox reset skipped: another replica just did it")
 			}
-			s.log.InfoContext(ctx, "sandbox reset to its seed", "duration_ms", time.Since(start).Milliseconds())
 		}
 	}
 }
