@@ -88,7 +88,11 @@ func accessLog(c *gin.Context) {
 	if err := errorOf(c); err != nil && c.Writer.Status() >= 500 {
 		attrs = append(attrs, "err", err.Error())
 	}
-	logger(c).InfoContext(c.Request.Context(), "request", attrs...)
+	level := slog.LevelInfo
+	if isProbe(route) && c.Writer.Status() < 400 {
+		level = slog.LevelDebug // a healthy probe every few seconds is noise
+	}
+	logger(c).Log(c.Request.Context(), level, "request", attrs...)
 }
 
 // securityHeaders suit a JSON API: nothing is sniffed, framed or cached, a

@@ -77,6 +77,12 @@ func environment(sandbox bool) gin.HandlerFunc {
 	}
 }
 
+// isProbe reports whether a route is polled by load balancers and scrapers,
+// whose successful requests are logged at debug level only.
+func isProbe(route string) bool {
+	return route == "/healthz" || route == "/readyz" || route == "/metrics"
+}
+
 // isPage reports whether a path serves an HTML page (the API docs, the
 // GraphQL playground), which loads scripts and styles and so sets a content
 // security policy of its own.

@@ -313,6 +313,7 @@ func TestAccessLog(t *testing.T) {
 	token := login.Data.AccessToken
 	send("GET", "/v1/items?user_id="+k.UserID, token, "", "list-1")
 	send("GET", "/v1/users/me", "not-a-token", "", "bad-1")
+	send("GET", "/healthz", "", "", "probe-1") // healthy probes: debug level only
 
 	lines := map[string]map[string]any{}
 	for _, l := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
