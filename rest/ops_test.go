@@ -301,6 +301,8 @@ func TestAccessLog(t *testing.T) {
 		}
 		rec := httptest.NewRecorder()
 		a.Handler.ServeHTTP(rec, req)
+		testutil.AssertContract(t, method, path, req.Header, []byte(body),
+			&testutil.Response{Status: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()})
 		return rec
 	}
 	rec := send("POST", "/v1/auth/login", "", `{"api_key":"`+k.Key+`"}`, "login-1")
@@ -439,7 +441,12 @@ func TestRouterWithoutOperations(t *testing.T) {
 	}
 	for _, tc := range cases {
 		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, httptest.NewRequest("GET", tc.path, nil))
+		req := httptest.NewRequest("GET", tc.path, nil)
+		h.ServeHTTP(rec, req)
+		if strings.HasPrefix(tc.path, "/v1/") {
+			testutil.AssertContract(t, "GET", tc.path, req.Header, nil,
+				&testutil.Response{Status: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()})
+		}
 		if rec.Code != tc.status {
 			t.Errorf("GET %s: %d, want %d", tc.path, rec.Code, tc.status)
 		}

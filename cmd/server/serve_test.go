@@ -85,6 +85,7 @@ func TestGracefulShutdown(t *testing.T) {
 
 	type result struct {
 		status int
+		header http.Header
 		body   string
 		err    error
 	}
@@ -100,7 +101,7 @@ func TestGracefulShutdown(t *testing.T) {
 		}
 		defer res.Body.Close()
 		b, err := io.ReadAll(res.Body)
-		resc <- result{status: res.StatusCode, body: string(b), err: err}
+		resc <- result{status: res.StatusCode, header: res.Header, body: string(b), err: err}
 	}()
 	<-started
 
@@ -126,6 +127,8 @@ func TestGracefulShutdown(t *testing.T) {
 	if r.err != nil || r.status != 200 || !strings.Contains(r.body, `"email":"admin@localhost"`) {
 		t.Fatalf("in-flight request: status %d, err %v, body %s", r.status, r.err, r.body)
 	}
+	testutil.AssertContract(t, "GET", "/v1/users/me", http.Header{"Authorization": {"Bearer " + token}}, nil,
+		&testutil.Response{Status: r.status, Header: r.header, Body: []byte(r.body)})
 	select {
 	case err := <-s.done:
 		s.done <- err // for Cleanup
@@ -218,17 +221,24 @@ func TestServeModes(t *testing.T) {
 // loginOver logs in over the network and returns the access token.
 func loginOver(t *testing.T, c *http.Client, base, key string) string {
 	t.Helper()
-	res, err := c.Post(base+"/v1/auth/login", "application/json", strings.NewReader(`{"api_key":"`+key+`"}`))
+	reqBody := `{"api_key":"` + key + `"}`
+	res, err := c.Post(base+"/v1/auth/login", "application/json", strings.NewReader(reqBody))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer res.Body.Close()
+	raw, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testutil.AssertContract(t, "POST", "/v1/auth/login", http.Header{"Content-Type": {"application/json"}}, []byte(reqBody),
+		&testutil.Response{Status: res.StatusCode, Header: res.Header, Body: raw})
 	var body struct {
 		Data struct {
 			AccessToken string `json:"access_token"`
 		} `json:"data"`
 	}
-	if err := json.NewDecoder(res.Body).Decode(&body); err != nil || res.StatusCode != 200 {
+	if err := json.Unmarshal(raw, &body); err != nil || res.StatusCode != 200 {
 		t.Fatalf("login: %d %v", res.StatusCode, err)
 	}
 	return body.Data.AccessToken

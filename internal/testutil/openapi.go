@@ -107,6 +107,29 @@ func requireBearer(_ context.Context, in *openapi3filter.AuthenticationInput) er
 	return nil
 }
 
+// AssertContract checks one exchange under /v1 that a test made without an
+// Env (its own handler, a real listener) against the OpenAPI document.
+func AssertContract(t testing.TB, method, target string, reqHeader http.Header, reqBody []byte, res *Response) {
+	t.Helper()
+	c, err := LoadContract(context.Background())
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	reportContract(t, c, method, target, reqHeader, reqBody, res)
+}
+
+func reportContract(t testing.TB, c *Contract, method, target string, reqHeader http.Header, reqBody []byte, res *Response) {
+	t.Helper()
+	skip, err := c.Check(context.Background(), method, target, reqHeader, reqBody, res)
+	if err != nil {
+		t.Errorf("OpenAPI contract: %s %s answered %d, which rest/openapi/openapi.json does not allow:\n%v\nbody: %s",
+			method, target, res.Status, err, res.Body)
+	}
+	if skip != "" {
+		t.Logf("OpenAPI contract: %s %s: %s", method, target, skip)
+	}
+}
+
 // checkContract runs the contract on an exchange of Env.Do under /v1.
 func (e *Env) checkContract(req *http.Request, reqBody []byte, res *Response) {
 	if _, fuzz := e.T.(*testing.F); fuzz || !strings.HasPrefix(req.URL.Path, "/v1/") {
@@ -122,12 +145,5 @@ func (e *Env) checkContract(req *http.Request, reqBody []byte, res *Response) {
 		}
 		e.contract = c
 	}
-	skip, err := e.contract.Check(context.Background(), req.Method, req.URL.RequestURI(), req.Header, reqBody, res)
-	if err != nil {
-		e.T.Errorf("OpenAPI contract: %s %s answered %d, which rest/openapi/openapi.json does not allow:\n%v\nbody: %s",
-			req.Method, req.URL.RequestURI(), res.Status, err, res.Body)
-	}
-	if skip != "" {
-		e.T.Logf("OpenAPI contract: %s %s: %s", req.Method, req.URL.Path, skip)
-	}
+	reportContract(e.T, e.contract, req.Method, req.URL.RequestURI(), req.Header, reqBody, res)
 }
