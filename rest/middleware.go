@@ -88,15 +88,28 @@ func accessLog(c *gin.Context) {
 	if err := errorOf(c); err != nil && c.Writer.Status() >= 500 {
 		attrs = append(attrs, "err", err.Error())
 	}
-	logger(c).InfoContext(c.Request.Context(), "request", attrs...)
+	level := slog.LevelInfo
+	if isProbe(route) && c.Writer.Status() < 400 {
+		level = slog.LevelDebug // a healthy probe every few seconds is noise
+	}
+	logger(c).Log(c.Request.Context(), level, "request", attrs...)
 }
 
-// securityHeaders suit a JSON API: nothing is sniffed, framed or cached.
+// securityHeaders suit a JSON API: nothing is sniffed, framed or cached, a
+// response opened as a page may run nothing, and a browser that reached us
+// over TLS keeps to it (HSTS only then: over plain HTTP, behind a proxy, the
+// proxy that terminates TLS sends it).
 func securityHeaders(c *gin.Context) {
 	h := c.Writer.Header()
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("Cache-Control", "no-store")
+	if !isPage(c.Request.URL.Path) {
+		h.Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'")
+	}
+	if c.Request.TLS != nil {
+		h.Set("Strict-Transport-Security", "max-age=63072000; includeSubDomains")
+	}
 	c.Next()
 }

@@ -3,9 +3,11 @@
 package rest
 
 import (
+	"context"
 	"log/slog"
 
 	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/acme/itemsvc/internal/apperr"
 	"github.com/acme/itemsvc/internal/service"
@@ -24,6 +26,19 @@ type Options struct {
 	// X-Real-IP are believed when finding a client's address (failed-login
 	// limits); empty trusts none, so a client cannot pick its own address.
 	TrustedProxies []string
+
+	// Operations (ops.go, cors.go, metrics.go).
+
+	// Metrics, when set, counts and times every request and is served at
+	// /metrics with every collector registered on it.
+	Metrics *prometheus.Registry
+	// Ready reports whether the server can answer (its database does), for
+	// /readyz; nil means always ready.
+	Ready func(ctx context.Context) error
+	// CORSOrigins are the origins browser apps may call from; "*" is any.
+	CORSOrigins []string
+	// Sandbox marks every response with X-Environment: sandbox.
+	Sandbox bool
 }
 
 // NewRouter returns the HTTP handler of the whole API. The middleware order
@@ -47,9 +62,12 @@ func NewRouter(svc *service.Service, opts Options) *gin.Engine {
 
 	e.Use(
 		requestID(opts.Logger), // first: everything after logs with it
+		observe(opts.Metrics),  // before recovery: a panic counts as the 500 it becomes
 		accessLog,
 		recovery,
 		securityHeaders,
+		cors(opts.CORSOrigins), // before routing, which would refuse a preflight OPTIONS
+		environment(opts.Sandbox),
 	)
 	e.NoRoute(func(c *gin.Context) {
 		renderError(c, apperr.NotFound("route"))
@@ -70,6 +88,7 @@ func NewRouter(svc *service.Service, opts Options) *gin.Engine {
 	bindUsers(api, svc)
 	bindItems(api, svc)
 
+	bindOps(e, opts)
 	if opts.Mount != nil {
 		opts.Mount(e, authenticated...)
 	}

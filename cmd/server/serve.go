@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"time"
@@ -17,6 +18,19 @@ import (
 // accepting, lets in-flight requests finish within the shutdown timeout and
 // closes the database.
 func serve(ctx context.Context, args []string, stderr io.Writer) error {
+	return serveWith(ctx, args, stderr, serveHooks{})
+}
+
+// serveHooks let a test watch and extend a running server; the binary uses
+// none.
+type serveHooks struct {
+	// listening receives the address once the listener is open.
+	listening func(addr string)
+	// wrap wraps the API's handler.
+	wrap func(http.Handler) http.Handler
+}
+
+func serveWith(ctx context.Context, args []string, stderr io.Writer, hooks serveHooks) error {
 	cfg, _, err := loadConfig("serve", args, stderr, nil)
 	if err != nil {
 		return err
@@ -28,6 +42,11 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	defer a.Close()
 
+	if a.Sandbox != nil {
+		if err := printSandboxKeys(ctx, a, stderr); err != nil {
+			return err
+		}
+	}
 	key, err := a.Service.Bootstrap(ctx)
 	if err != nil {
 		return err
@@ -39,14 +58,18 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 
 	a.Start(ctx)
 
+	handler := a.Handler
+	if hooks.wrap != nil {
+		handler = hooks.wrap(handler)
+	}
 	srv := &http.Server{
 		Addr:              cfg.Addr,
-		Handler:           a.Handler,
+		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,
 		IdleTimeout:       120 * time.Second,
-		ErrorLog:          nil,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
@@ -54,11 +77,16 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	tlsOn := cfg.TLSCertFile != ""
 	if tlsOn {
+		// Go's defaults otherwise: modern cipher suites only, and HTTP/2,
+		// which ServeTLS offers because NextProtos is left unset.
 		srv.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12}
 	}
-	log.Info("listening", "addr", ln.Addr().String(), "tls", tlsOn, "database", a.DB.Dialect)
+	log.Info("listening", "addr", ln.Addr().String(), "tls", tlsOn, "database", a.DB.Dialect, "sandbox", cfg.Sandbox)
 	if !tlsOn {
 		log.Info("serving plain HTTP: use TLS_CERT_FILE and TLS_KEY_FILE, or a TLS-terminating proxy, in production")
+	}
+	if hooks.listening != nil {
+		hooks.listening(ln.Addr().String())
 	}
 
 	errc := make(chan error, 1)
@@ -78,11 +106,31 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
-		return fmt.Errorf("shutdown: %w", err)
+		_ = srv.Close() // cut what did not finish in time
+		return fmt.Errorf("shutdown: requests still running after %s: %w", cfg.ShutdownTimeout, err)
 	}
 	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	log.Info("stopped")
+	return nil
+}
+
+// printSandboxKeys seeds the sandbox if needed and prints its demo keys: they
+// are the same after every reset, so they are safe to hand out for testing.
+func printSandboxKeys(ctx context.Context, a *app.App, w io.Writer) error {
+	keys, err := a.Sandbox.Start(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nSandbox: demo data resets every %s; these test keys survive resets:\n\n", a.Config.SandboxResetInterval)
+	for _, k := range keys {
+		role := "user"
+		if k.Admin {
+			role = "admin"
+		}
+		fmt.Fprintf(w, "    %-20s %-6s %s\n", k.Email, role, k.Key)
+	}
+	fmt.Fprintln(w)
 	return nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/acme/itemsvc/internal/config"
 	"github.com/acme/itemsvc/internal/database"
 	"github.com/acme/itemsvc/internal/ratelimit"
+	"github.com/acme/itemsvc/internal/sandbox"
 	"github.com/acme/itemsvc/internal/service"
 	"github.com/acme/itemsvc/rest"
 )
@@ -33,6 +34,8 @@ type App struct {
 	// Metrics is the registry behind /metrics; every component registers
 	// its collectors here (never in the global default registry).
 	Metrics *prometheus.Registry
+	// Sandbox seeds and resets the demo data; nil unless SANDBOX=true.
+	Sandbox *sandbox.Sandbox
 
 	workers []Worker
 	limits  *ratelimit.Limits
@@ -113,7 +116,7 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, db *databas
 	svc := service.New(db.Client, auth.NewTokens(secret, cfg.TokenTTL), sopts)
 	a.Service = svc
 
-	a.Handler = rest.NewRouter(svc, rest.Options{
+	ropts := rest.Options{
 		Logger:         log,
 		RateLimit:      rest.RateLimit(a.limits.Keys),
 		TrustedProxies: cfg.TrustedProxies,
@@ -126,7 +129,9 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, db *databas
 			})
 			graph.Mount(e, gql, cfg.Playground, authenticated...)
 		},
-	})
+	}
+	a.operations(&ropts) // ops.go: metrics, readiness, CORS, sandbox
+	a.Handler = rest.NewRouter(svc, ropts)
 	return a, nil
 }
 

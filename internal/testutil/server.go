@@ -34,6 +34,8 @@ type Env struct {
 	Admin Actor
 	Alice Actor
 	Bob   Actor
+
+	contract *Contract // loaded on the first /v1 request (openapi.go)
 }
 
 // Option changes the configuration or wiring of an Env.
@@ -189,11 +191,21 @@ func (e *Env) Do(r Request) *Response {
 	return e.Serve(req)
 }
 
-// Serve sends a prepared request through the real router.
+// Serve sends a prepared request through the real router. Every exchange
+// under /v1 is checked against the OpenAPI document (openapi.go).
 func (e *Env) Serve(req *http.Request) *Response {
+	var data []byte
+	if req.Body != nil {
+		// A test's own in-memory body; were it to fail, the contract check
+		// would see the short body and say so.
+		data, _ = io.ReadAll(req.Body)
+		req.Body = io.NopCloser(bytes.NewReader(data))
+	}
 	rec := httptest.NewRecorder()
 	e.App.Handler.ServeHTTP(rec, req)
-	return &Response{Status: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}
+	res := &Response{Status: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}
+	e.checkContract(req, data, res)
+	return res
 }
 
 // CreateItem creates an item as an actor through the API and returns its id.

@@ -1,0 +1,91 @@
+package rest
+
+import (
+	"context"
+	_ "embed" // the OpenAPI document and the docs page
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/acme/itemsvc/internal/apperr"
+)
+
+// openAPIDocument is the OpenAPI 3.1 description of /v1, written by hand to
+// match DESIGN §3; the test suite validates every REST response against it.
+//
+//go:embed openapi/openapi.json
+var openAPIDocument []byte
+
+//go:embed openapi/docs.html
+var docsPage []byte
+
+// OpenAPI returns the OpenAPI document of /v1 (JSON), for tools and tests.
+func OpenAPI() []byte { return append([]byte(nil), openAPIDocument...) }
+
+// readyTimeout bounds the readiness check: a load balancer asks often and a
+// database that takes longer than this is as good as gone.
+const readyTimeout = 2 * time.Second
+
+// bindOps binds the operator's endpoints: none needs a token or spends a
+// rate limit, so probes and scrapers work without credentials.
+func bindOps(e *gin.Engine, opts Options) {
+	e.GET("/healthz", func(c *gin.Context) {
+		renderData(c, http.StatusOK, gin.H{"status": "ok"})
+	})
+	e.GET("/readyz", func(c *gin.Context) {
+		if opts.Ready != nil {
+			ctx, cancel := context.WithTimeout(c.Request.Context(), readyTimeout)
+			defer cancel()
+			if err := opts.Ready(ctx); err != nil {
+				renderError(c, apperr.Unavailable(err))
+				return
+			}
+		}
+		renderData(c, http.StatusOK, gin.H{"status": "ready"})
+	})
+	if opts.Metrics != nil {
+		e.GET("/metrics", gin.WrapH(promhttp.HandlerFor(opts.Metrics, promhttp.HandlerOpts{
+			Registry:          opts.Metrics,
+			EnableOpenMetrics: true,
+		})))
+	}
+	e.GET("/v1/openapi.json", func(c *gin.Context) {
+		c.Header("Cache-Control", "public, max-age=300")
+		c.Data(http.StatusOK, "application/json; charset=utf-8", openAPIDocument)
+	})
+	e.GET("/docs", func(c *gin.Context) {
+		// Redoc comes from its CDN in the reader's browser; the page may load
+		// that and the document, nothing else.
+		c.Header("Content-Security-Policy", "default-src 'none'; script-src https://cdn.redoc.ly; "+
+			"style-src 'unsafe-inline' https://fonts.googleapis.com; font-src https://fonts.gstatic.com; "+
+			"img-src 'self' data: https://cdn.redoc.ly; connect-src 'self'; worker-src blob:; frame-ancestors 'none'")
+		c.Header("Cache-Control", "public, max-age=300")
+		c.Data(http.StatusOK, "text/html; charset=utf-8", docsPage)
+	})
+}
+
+// environment marks every response of a sandbox server, so that a client
+// can tell test data from real data.
+func environment(sandbox bool) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if sandbox {
+			c.Header("X-Environment", "sandbox")
+		}
+		c.Next()
+	}
+}
+
+// isProbe reports whether a route is polled by load balancers and scrapers,
+// whose successful requests are logged at debug level only.
+func isProbe(route string) bool {
+	return route == "/healthz" || route == "/readyz" || route == "/metrics"
+}
+
+// isPage reports whether a path serves an HTML page (the API docs, the
+// GraphQL playground), which loads scripts and styles and so sets a content
+// security policy of its own.
+func isPage(path string) bool {
+	return path == "/docs" || path == "/playground"
+}
