@@ -65,6 +65,7 @@ func NewRouter(svc *service.Service, opts Options) *gin.Engine {
 	api := v1.Group("", authenticated...)
 	bindUsers(api, svc)
 	bindItems(api, svc)
+	bindWebhooks(api, svc)
 
 	if opts.Mount != nil {
 		opts.Mount(e, authenticated...)

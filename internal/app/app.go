@@ -16,6 +16,7 @@ import (
 	"github.com/acme/itemsvc/internal/config"
 	"github.com/acme/itemsvc/internal/database"
 	"github.com/acme/itemsvc/internal/service"
+	"github.com/acme/itemsvc/internal/webhook"
 	"github.com/acme/itemsvc/rest"
 )
 
@@ -29,6 +30,8 @@ type App struct {
 	// Metrics is the registry behind /metrics; every component registers
 	// its collectors here (never in the global default registry).
 	Metrics *prometheus.Registry
+	// Webhooks is the webhook dispatcher, run as a worker by Start.
+	Webhooks *webhook.Dispatcher
 
 	workers []Worker
 	cancel  context.CancelFunc
@@ -45,6 +48,9 @@ type Worker struct {
 // Options adjust wiring for tests; the zero value is production.
 type Options struct {
 	Service service.Options
+	// Webhooks tunes the webhook dispatcher (clock, timeouts, transport)
+	// and the resolver of its address guard.
+	Webhooks webhook.Options
 }
 
 // New opens and migrates the database and builds the service and router.
@@ -78,8 +84,26 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, db *databas
 	if cfg.Sandbox && sopts.KeyPrefix == "" {
 		sopts.KeyPrefix = auth.TestPrefix
 	}
+	metrics := prometheus.NewRegistry()
+
+	// Webhooks: the guard checks receiver URLs at registration and at dial
+	// time; every committed item change wakes the dispatcher.
+	guard := webhook.NewGuard(cfg.WebhookAllowPrivate, opts.Webhooks.Lookup)
+	wopts := opts.Webhooks
+	wopts.Schedule = cfg.WebhookRetrySchedule
+	wopts.Logger = log
+	wopts.Metrics = metrics
+	dispatcher := webhook.New(db.Client, db.Dialect, guard, wopts)
+	sopts.WebhookGuard = guard
+	if next := sopts.OnCommit; next != nil {
+		sopts.OnCommit = func() { dispatcher.Notify(); next() }
+	} else {
+		sopts.OnCommit = dispatcher.Notify
+	}
+
 	svc := service.New(db.Client, auth.NewTokens(secret, cfg.TokenTTL), sopts)
-	a := &App{Config: cfg, DB: db, Service: svc, Logger: log, Metrics: prometheus.NewRegistry()}
+	a := &App{Config: cfg, DB: db, Service: svc, Logger: log, Metrics: metrics, Webhooks: dispatcher}
+	a.workers = append(a.workers, Worker{Name: "webhooks", Run: dispatcher.Run})
 	a.Handler = rest.NewRouter(svc, rest.Options{Logger: log})
 	return a, nil
 }
