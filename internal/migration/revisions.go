@@ -58,8 +58,8 @@ func (r *revisions) ReadRevisions(ctx context.Context) ([]*migrate.Revision, err
 		if err := rows.Scan(&raw); err != nil {
 			return nil, err
 		}
-		rev := &migrate.Revision{}
-		if err := json.Unmarshal([]byte(raw), rev); err != nil {
+		rev, err := decodeRevision(raw)
+		if err != nil {
 			return nil, fmt.Errorf("decode revision: %w", err)
 		}
 		out = append(out, rev)
@@ -77,8 +77,8 @@ func (r *revisions) ReadRevision(ctx context.Context, version string) (*migrate.
 	if err != nil {
 		return nil, fmt.Errorf("read revision %s: %w", version, err)
 	}
-	rev := &migrate.Revision{}
-	if err := json.Unmarshal([]byte(raw), rev); err != nil {
+	rev, err := decodeRevision(raw)
+	if err != nil {
 		return nil, fmt.Errorf("decode revision %s: %w", version, err)
 	}
 	return rev, nil
@@ -108,4 +108,28 @@ func (r *revisions) DeleteRevision(ctx context.Context, version string) error {
 		return fmt.Errorf("delete revision %s: %w", version, err)
 	}
 	return nil
+}
+
+// revisionTypes maps the text Atlas writes for a revision type (its
+// MarshalText) back to the type, which Atlas itself cannot decode: without
+// this, every start on an already migrated database failed.
+var revisionTypes = map[string]migrate.RevisionType{
+	migrate.RevisionTypeBaseline.String():                                 migrate.RevisionTypeBaseline,
+	migrate.RevisionTypeExecute.String():                                  migrate.RevisionTypeExecute,
+	migrate.RevisionTypeResolved.String():                                 migrate.RevisionTypeResolved,
+	(migrate.RevisionTypeExecute | migrate.RevisionTypeResolved).String(): migrate.RevisionTypeExecute | migrate.RevisionTypeResolved,
+}
+
+// decodeRevision reads a stored revision, its type written as text.
+func decodeRevision(raw string) (*migrate.Revision, error) {
+	rev := &migrate.Revision{}
+	aux := struct {
+		*migrate.Revision
+		Type string `json:"Type"` // shadows Revision.Type
+	}{Revision: rev}
+	if err := json.Unmarshal([]byte(raw), &aux); err != nil {
+		return nil, err
+	}
+	rev.Type = revisionTypes[aux.Type]
+	return rev, nil
 }
