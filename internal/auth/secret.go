@@ -3,7 +3,9 @@ package auth
 import (
 	"context"
 	"crypto/rand"
+	"database/sql"
 	"encoding/hex"
+	"errors"
 	"fmt"
 
 	"github.com/acme/itemsvc/ent"
@@ -31,8 +33,9 @@ func SigningSecret(ctx context.Context, client *ent.Client, configured string) (
 		OnConflictColumns(setting.FieldID).
 		DoNothing().
 		Exec(ctx)
-	// DoNothing on an existing row reports "no rows" on some dialects.
-	if err != nil && !ent.IsNotFound(err) {
+	// DoNothing on an existing row reports "no rows" on some dialects
+	// (as ent's not-found, or as database/sql's ErrNoRows).
+	if err != nil && !ent.IsNotFound(err) && !errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("store signing secret: %w", err)
 	}
 	s, err := client.Setting.Get(ctx, secretSetting)
