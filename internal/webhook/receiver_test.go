@@ -99,6 +99,32 @@ func (rc *receiver) waitFor(t testing.TB, timeout time.Duration, match func(rece
 	}
 }
 
+// waitAll returns, in order, one request for each matcher, whatever order
+// they arrive in; others are dropped.
+func (rc *receiver) waitAll(t testing.TB, timeout time.Duration, matchers ...func(received) bool) []received {
+	t.Helper()
+	out := make([]received, len(matchers))
+	found := make([]bool, len(matchers))
+	for left := len(matchers); left > 0; {
+		r := rc.waitFor(t, timeout, func(r received) bool {
+			for i, m := range matchers {
+				if !found[i] && m(r) {
+					return true
+				}
+			}
+			return false
+		})
+		for i, m := range matchers {
+			if !found[i] && m(r) {
+				out[i], found[i] = r, true
+				left--
+				break
+			}
+		}
+	}
+	return out
+}
+
 // eventIs matches a delivery of an event type about an item.
 func eventIs(typ, itemID string) func(received) bool {
 	return func(r received) bool {
