@@ -374,6 +374,7 @@ func (d *Dispatcher) send(ctx context.Context, ev *ent.Event, ep *ent.WebhookEnd
 	if err != nil {
 		return result{err: err}
 	}
+	start := time.Now() // before the deadline is set: a timeout lasts at least Timeout
 	ctx, cancel := context.WithTimeout(ctx, d.opts.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ep.URL, bytes.NewReader(payload))
@@ -385,7 +386,6 @@ func (d *Dispatcher) send(ctx context.Context, ev *ent.Event, ep *ent.WebhookEnd
 	req.Header.Set(HeaderID, ev.ID)
 	req.Header.Set(HeaderTimestamp, fmt.Sprint(ts.Unix()))
 	req.Header.Set(HeaderSignature, sig)
-	start := time.Now()
 	resp, err := d.http.Do(req)
 	if err == nil {
 		// Read a little of the answer so the connection can be reused.
