@@ -333,18 +333,34 @@ func (s *Service) ListDeliveries(ctx context.Context, webhookID string, p Delive
 }
 
 // loadAttempts fills each delivery's attempt log, newest first, at most
-// attemptsShown each.
+// attemptsShown each, in one query (a delivery has about ten attempts at
+// most: the retry schedule plus manual retries).
 func (s *Service) loadAttempts(ctx context.Context, ds ...*ent.Delivery) error {
-	for _, d := range ds {
-		atts, err := s.db.DeliveryAttempt.Query().
-			Where(deliveryattempt.DeliveryID(d.ID)).
-			Order(deliveryattempt.ByNumber(sql.OrderDesc())).
-			Limit(attemptsShown).
-			All(ctx)
-		if err != nil {
-			return fmt.Errorf("list attempts: %w", err)
+	if len(ds) == 0 {
+		return nil
+	}
+	ids := make([]string, len(ds))
+	for i, d := range ds {
+		ids[i] = d.ID
+	}
+	atts, err := s.db.DeliveryAttempt.Query().
+		Where(deliveryattempt.DeliveryIDIn(ids...)).
+		Order(deliveryattempt.ByNumber(sql.OrderDesc())).
+		All(ctx)
+	if err != nil {
+		return fmt.Errorf("list attempts: %w", err)
+	}
+	byDelivery := map[string][]*ent.DeliveryAttempt{}
+	for _, a := range atts {
+		if len(byDelivery[a.DeliveryID]) < attemptsShown {
+			byDelivery[a.DeliveryID] = append(byDelivery[a.DeliveryID], a)
 		}
-		d.Edges.AttemptLog = atts
+	}
+	for _, d := range ds {
+		d.Edges.AttemptLog = byDelivery[d.ID]
+		if d.Edges.AttemptLog == nil {
+			d.Edges.AttemptLog = []*ent.DeliveryAttempt{}
+		}
 	}
 	return nil
 }
