@@ -258,4 +258,3 @@ func TestShutdown(t *testing.T) {
 		})
 	}
 }
-
