@@ -18,6 +18,7 @@ import (
 	"github.com/acme/itemsvc/ent"
 	"github.com/acme/itemsvc/ent/delivery"
 	"github.com/acme/itemsvc/ent/event"
+	"github.com/acme/itemsvc/ent/predicate"
 	"github.com/acme/itemsvc/ent/privacy"
 	"github.com/acme/itemsvc/ent/user"
 	"github.com/acme/itemsvc/ent/webhookendpoint"
@@ -208,6 +209,11 @@ func (d *Dispatcher) step(ctx, sendCtx context.Context, slots chan struct{}, wg 
 // or to an admin, subscribes to the type, and existed when the event did.
 func (d *Dispatcher) fanOut(ctx context.Context) (n int, err error) {
 	ctx = system(ctx)
+	// Look before taking a transaction: on SQLite every transaction takes
+	// the write lock, which an idle dispatcher must not keep taking.
+	if found, err := d.db.Event.Query().Where(event.DispatchedAtIsNil()).Exist(ctx); err != nil || !found {
+		return 0, err
+	}
 	tx, err := d.db.Tx(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("begin: %w", err)
@@ -290,6 +296,10 @@ func wants(ep *ent.WebhookEndpoint, ev *ent.Event) bool {
 // skipped, not waited for, and a committed claim hides a row from the others.
 func (d *Dispatcher) claim(ctx context.Context, n int) (claimed []*ent.Delivery, err error) {
 	ctx = system(ctx)
+	now := d.now()
+	if found, err := d.db.Delivery.Query().Where(due(now)...).Exist(ctx); err != nil || !found {
+		return nil, err
+	}
 	tx, err := d.db.Tx(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("begin: %w", err)
@@ -299,14 +309,8 @@ func (d *Dispatcher) claim(ctx context.Context, n int) (claimed []*ent.Delivery,
 			_ = tx.Rollback()
 		}
 	}()
-	now := d.now()
 	q := tx.Delivery.Query().
-		Where(
-			delivery.StateEQ(delivery.StatePending),
-			delivery.NextAttemptAtLTE(now),
-			delivery.Or(delivery.ClaimedUntilIsNil(), delivery.ClaimedUntilLT(now)),
-			delivery.HasEndpointWith(webhookendpoint.Active(true)),
-		).
+		Where(due(now)...).
 		Order(delivery.ByNextAttemptAt(), delivery.ByID()).
 		Limit(n).
 		WithEvent().
@@ -332,6 +336,17 @@ func (d *Dispatcher) claim(ctx context.Context, n int) (claimed []*ent.Delivery,
 		return nil, fmt.Errorf("commit: %w", err)
 	}
 	return claimed, nil
+}
+
+// due selects the deliveries to attempt at now: pending, their time come,
+// claimed by no live dispatcher, to an active endpoint.
+func due(now time.Time) []predicate.Delivery {
+	return []predicate.Delivery{
+		delivery.StateEQ(delivery.StatePending),
+		delivery.NextAttemptAtLTE(now),
+		delivery.Or(delivery.ClaimedUntilIsNil(), delivery.ClaimedUntilLT(now)),
+		delivery.HasEndpointWith(webhookendpoint.Active(true)),
+	}
 }
 
 // result is what one attempt came to.
