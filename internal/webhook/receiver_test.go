@@ -19,7 +19,6 @@ import (
 	"github.com/acme/itemsvc/internal/config"
 	"github.com/acme/itemsvc/internal/testutil"
 	"github.com/acme/itemsvc/internal/viewer"
-	"github.com/acme/itemsvc/internal/webhook"
 )
 
 // received is one request as the test receiver saw it.
@@ -211,5 +210,3 @@ func deliveries(t testing.TB, c *ent.Client, endpointID string) []*ent.Delivery 
 	}
 	return ds
 }
-
-var _ = webhook.HeaderID
