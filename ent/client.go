@@ -17,6 +17,7 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"github.com/acme/itemsvc/ent/apikey"
 	"github.com/acme/itemsvc/ent/delivery"
+	"github.com/acme/itemsvc/ent/deliveryattempt"
 	"github.com/acme/itemsvc/ent/event"
 	"github.com/acme/itemsvc/ent/item"
 	"github.com/acme/itemsvc/ent/setting"
@@ -33,6 +34,8 @@ type Client struct {
 	APIKey *APIKeyClient
 	// Delivery is the client for interacting with the Delivery builders.
 	Delivery *DeliveryClient
+	// DeliveryAttempt is the client for interacting with the DeliveryAttempt builders.
+	DeliveryAttempt *DeliveryAttemptClient
 	// Event is the client for interacting with the Event builders.
 	Event *EventClient
 	// Item is the client for interacting with the Item builders.
@@ -56,6 +59,7 @@ func (c *Client) init() {
 	c.Schema = migrate.NewSchema(c.driver)
 	c.APIKey = NewAPIKeyClient(c.config)
 	c.Delivery = NewDeliveryClient(c.config)
+	c.DeliveryAttempt = NewDeliveryAttemptClient(c.config)
 	c.Event = NewEventClient(c.config)
 	c.Item = NewItemClient(c.config)
 	c.Setting = NewSettingClient(c.config)
@@ -155,6 +159,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		config:          cfg,
 		APIKey:          NewAPIKeyClient(cfg),
 		Delivery:        NewDeliveryClient(cfg),
+		DeliveryAttempt: NewDeliveryAttemptClient(cfg),
 		Event:           NewEventClient(cfg),
 		Item:            NewItemClient(cfg),
 		Setting:         NewSettingClient(cfg),
@@ -181,6 +186,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		config:          cfg,
 		APIKey:          NewAPIKeyClient(cfg),
 		Delivery:        NewDeliveryClient(cfg),
+		DeliveryAttempt: NewDeliveryAttemptClient(cfg),
 		Event:           NewEventClient(cfg),
 		Item:            NewItemClient(cfg),
 		Setting:         NewSettingClient(cfg),
@@ -215,7 +221,8 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.APIKey, c.Delivery, c.Event, c.Item, c.Setting, c.User, c.WebhookEndpoint,
+		c.APIKey, c.Delivery, c.DeliveryAttempt, c.Event, c.Item, c.Setting, c.User,
+		c.WebhookEndpoint,
 	} {
 		n.Use(hooks...)
 	}
@@ -225,7 +232,8 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.APIKey, c.Delivery, c.Event, c.Item, c.Setting, c.User, c.WebhookEndpoint,
+		c.APIKey, c.Delivery, c.DeliveryAttempt, c.Event, c.Item, c.Setting, c.User,
+		c.WebhookEndpoint,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -238,6 +246,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.APIKey.mutate(ctx, m)
 	case *DeliveryMutation:
 		return c.Delivery.mutate(ctx, m)
+	case *DeliveryAttemptMutation:
+		return c.DeliveryAttempt.mutate(ctx, m)
 	case *EventMutation:
 		return c.Event.mutate(ctx, m)
 	case *ItemMutation:
@@ -543,6 +553,22 @@ func (c *DeliveryClient) QueryEvent(_m *Delivery) *EventQuery {
 	return query
 }
 
+// QueryAttemptLog queries the attempt_log edge of a Delivery.
+func (c *DeliveryClient) QueryAttemptLog(_m *Delivery) *DeliveryAttemptQuery {
+	query := (&DeliveryAttemptClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(delivery.Table, delivery.FieldID, id),
+			sqlgraph.To(deliveryattempt.Table, deliveryattempt.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, delivery.AttemptLogTable, delivery.AttemptLogColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
 // Hooks returns the client hooks.
 func (c *DeliveryClient) Hooks() []Hook {
 	hooks := c.hooks.Delivery
@@ -566,6 +592,156 @@ func (c *DeliveryClient) mutate(ctx context.Context, m *DeliveryMutation) (Value
 		return (&DeliveryDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown Delivery mutation op: %q", m.Op())
+	}
+}
+
+// DeliveryAttemptClient is a client for the DeliveryAttempt schema.
+type DeliveryAttemptClient struct {
+	config
+}
+
+// NewDeliveryAttemptClient returns a client for the DeliveryAttempt from the given config.
+func NewDeliveryAttemptClient(c config) *DeliveryAttemptClient {
+	return &DeliveryAttemptClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `deliveryattempt.Hooks(f(g(h())))`.
+func (c *DeliveryAttemptClient) Use(hooks ...Hook) {
+	c.hooks.DeliveryAttempt = append(c.hooks.DeliveryAttempt, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `deliveryattempt.Intercept(f(g(h())))`.
+func (c *DeliveryAttemptClient) Intercept(interceptors ...Interceptor) {
+	c.inters.DeliveryAttempt = append(c.inters.DeliveryAttempt, interceptors...)
+}
+
+// Create returns a builder for creating a DeliveryAttempt entity.
+func (c *DeliveryAttemptClient) Create() *DeliveryAttemptCreate {
+	mutation := newDeliveryAttemptMutation(c.config, OpCreate)
+	return &DeliveryAttemptCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of DeliveryAttempt entities.
+func (c *DeliveryAttemptClient) CreateBulk(builders ...*DeliveryAttemptCreate) *DeliveryAttemptCreateBulk {
+	return &DeliveryAttemptCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *DeliveryAttemptClient) MapCreateBulk(slice any, setFunc func(*DeliveryAttemptCreate, int)) *DeliveryAttemptCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &DeliveryAttemptCreateBulk{err: fmt.Errorf("calling to DeliveryAttemptClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*DeliveryAttemptCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &DeliveryAttemptCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for DeliveryAttempt.
+func (c *DeliveryAttemptClient) Update() *DeliveryAttemptUpdate {
+	mutation := newDeliveryAttemptMutation(c.config, OpUpdate)
+	return &DeliveryAttemptUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *DeliveryAttemptClient) UpdateOne(_m *DeliveryAttempt) *DeliveryAttemptUpdateOne {
+	mutation := newDeliveryAttemptMutation(c.config, OpUpdateOne, withDeliveryAttempt(_m))
+	return &DeliveryAttemptUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *DeliveryAttemptClient) UpdateOneID(id string) *DeliveryAttemptUpdateOne {
+	mutation := newDeliveryAttemptMutation(c.config, OpUpdateOne, withDeliveryAttemptID(id))
+	return &DeliveryAttemptUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for DeliveryAttempt.
+func (c *DeliveryAttemptClient) Delete() *DeliveryAttemptDelete {
+	mutation := newDeliveryAttemptMutation(c.config, OpDelete)
+	return &DeliveryAttemptDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *DeliveryAttemptClient) DeleteOne(_m *DeliveryAttempt) *DeliveryAttemptDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *DeliveryAttemptClient) DeleteOneID(id string) *DeliveryAttemptDeleteOne {
+	builder := c.Delete().Where(deliveryattempt.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &DeliveryAttemptDeleteOne{builder}
+}
+
+// Query returns a query builder for DeliveryAttempt.
+func (c *DeliveryAttemptClient) Query() *DeliveryAttemptQuery {
+	return &DeliveryAttemptQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeDeliveryAttempt},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a DeliveryAttempt entity by its id.
+func (c *DeliveryAttemptClient) Get(ctx context.Context, id string) (*DeliveryAttempt, error) {
+	return c.Query().Where(deliveryattempt.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *DeliveryAttemptClient) GetX(ctx context.Context, id string) *DeliveryAttempt {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryDelivery queries the delivery edge of a DeliveryAttempt.
+func (c *DeliveryAttemptClient) QueryDelivery(_m *DeliveryAttempt) *DeliveryQuery {
+	query := (&DeliveryClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(deliveryattempt.Table, deliveryattempt.FieldID, id),
+			sqlgraph.To(delivery.Table, delivery.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, deliveryattempt.DeliveryTable, deliveryattempt.DeliveryColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *DeliveryAttemptClient) Hooks() []Hook {
+	hooks := c.hooks.DeliveryAttempt
+	return append(hooks[:len(hooks):len(hooks)], deliveryattempt.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *DeliveryAttemptClient) Interceptors() []Interceptor {
+	return c.inters.DeliveryAttempt
+}
+
+func (c *DeliveryAttemptClient) mutate(ctx context.Context, m *DeliveryAttemptMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&DeliveryAttemptCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&DeliveryAttemptUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&DeliveryAttemptUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&DeliveryAttemptDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown DeliveryAttempt mutation op: %q", m.Op())
 	}
 }
 
@@ -1354,9 +1530,11 @@ func (c *WebhookEndpointClient) mutate(ctx context.Context, m *WebhookEndpointMu
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		APIKey, Delivery, Event, Item, Setting, User, WebhookEndpoint []ent.Hook
+		APIKey, Delivery, DeliveryAttempt, Event, Item, Setting, User,
+		WebhookEndpoint []ent.Hook
 	}
 	inters struct {
-		APIKey, Delivery, Event, Item, Setting, User, WebhookEndpoint []ent.Interceptor
+		APIKey, Delivery, DeliveryAttempt, Event, Item, Setting, User,
+		WebhookEndpoint []ent.Interceptor
 	}
 )

@@ -53,9 +53,13 @@ type DeliveryEdges struct {
 	Endpoint *WebhookEndpoint `json:"endpoint,omitempty"`
 	// Event holds the value of the event edge.
 	Event *Event `json:"event,omitempty"`
+	// AttemptLog holds the value of the attempt_log edge.
+	AttemptLog []*DeliveryAttempt `json:"attempt_log,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [2]bool
+	loadedTypes [3]bool
+
+	namedAttemptLog map[string][]*DeliveryAttempt
 }
 
 // EndpointOrErr returns the Endpoint value or an error if the edge
@@ -78,6 +82,15 @@ func (e DeliveryEdges) EventOrErr() (*Event, error) {
 		return nil, &NotFoundError{label: event.Label}
 	}
 	return nil, &NotLoadedError{edge: "event"}
+}
+
+// AttemptLogOrErr returns the AttemptLog value or an error if the edge
+// was not loaded in eager-loading.
+func (e DeliveryEdges) AttemptLogOrErr() ([]*DeliveryAttempt, error) {
+	if e.loadedTypes[2] {
+		return e.AttemptLog, nil
+	}
+	return nil, &NotLoadedError{edge: "attempt_log"}
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -204,6 +217,11 @@ func (_m *Delivery) QueryEvent() *EventQuery {
 	return NewDeliveryClient(_m.config).QueryEvent(_m)
 }
 
+// QueryAttemptLog queries the "attempt_log" edge of the Delivery entity.
+func (_m *Delivery) QueryAttemptLog() *DeliveryAttemptQuery {
+	return NewDeliveryClient(_m.config).QueryAttemptLog(_m)
+}
+
 // Update returns a builder for updating this Delivery.
 // Note that you need to call Delivery.Unwrap() before calling this method if this Delivery
 // was returned from a transaction, and the transaction was committed or rolled back.
@@ -267,6 +285,30 @@ func (_m *Delivery) String() string {
 	}
 	builder.WriteByte(')')
 	return builder.String()
+}
+
+// NamedAttemptLog returns the AttemptLog named value or an error if the edge was not
+// loaded in eager-loading with this name.
+func (_m *Delivery) NamedAttemptLog(name string) ([]*DeliveryAttempt, error) {
+	if _m.Edges.namedAttemptLog == nil {
+		return nil, &NotLoadedError{edge: name}
+	}
+	nodes, ok := _m.Edges.namedAttemptLog[name]
+	if !ok {
+		return nil, &NotLoadedError{edge: name}
+	}
+	return nodes, nil
+}
+
+func (_m *Delivery) appendNamedAttemptLog(name string, edges ...*DeliveryAttempt) {
+	if _m.Edges.namedAttemptLog == nil {
+		_m.Edges.namedAttemptLog = make(map[string][]*DeliveryAttempt)
+	}
+	if len(edges) == 0 {
+		_m.Edges.namedAttemptLog[name] = []*DeliveryAttempt{}
+	} else {
+		_m.Edges.namedAttemptLog[name] = append(_m.Edges.namedAttemptLog[name], edges...)
+	}
 }
 
 // Deliveries is a parsable slice of Delivery.

@@ -13,6 +13,7 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
 	"github.com/acme/itemsvc/ent/delivery"
+	"github.com/acme/itemsvc/ent/deliveryattempt"
 	"github.com/acme/itemsvc/ent/event"
 	"github.com/acme/itemsvc/ent/webhookendpoint"
 )
@@ -177,6 +178,21 @@ func (_c *DeliveryCreate) SetEndpoint(v *WebhookEndpoint) *DeliveryCreate {
 // SetEvent sets the "event" edge to the Event entity.
 func (_c *DeliveryCreate) SetEvent(v *Event) *DeliveryCreate {
 	return _c.SetEventID(v.ID)
+}
+
+// AddAttemptLogIDs adds the "attempt_log" edge to the DeliveryAttempt entity by IDs.
+func (_c *DeliveryCreate) AddAttemptLogIDs(ids ...string) *DeliveryCreate {
+	_c.mutation.AddAttemptLogIDs(ids...)
+	return _c
+}
+
+// AddAttemptLog adds the "attempt_log" edges to the DeliveryAttempt entity.
+func (_c *DeliveryCreate) AddAttemptLog(v ...*DeliveryAttempt) *DeliveryCreate {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddAttemptLogIDs(ids...)
 }
 
 // Mutation returns the DeliveryMutation object of the builder.
@@ -391,6 +407,22 @@ func (_c *DeliveryCreate) createSpec() (*Delivery, *sqlgraph.CreateSpec) {
 			edge.Target.Nodes = append(edge.Target.Nodes, k)
 		}
 		_node.EventID = nodes[0]
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.AttemptLogIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   delivery.AttemptLogTable,
+			Columns: []string{delivery.AttemptLogColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(deliveryattempt.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
 		_spec.Edges = append(_spec.Edges, edge)
 	}
 	return _node, _spec

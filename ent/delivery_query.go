@@ -4,6 +4,7 @@ package ent
 
 import (
 	"context"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"math"
@@ -14,6 +15,7 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
 	"github.com/acme/itemsvc/ent/delivery"
+	"github.com/acme/itemsvc/ent/deliveryattempt"
 	"github.com/acme/itemsvc/ent/event"
 	"github.com/acme/itemsvc/ent/predicate"
 	"github.com/acme/itemsvc/ent/webhookendpoint"
@@ -22,14 +24,16 @@ import (
 // DeliveryQuery is the builder for querying Delivery entities.
 type DeliveryQuery struct {
 	config
-	ctx          *QueryContext
-	order        []delivery.OrderOption
-	inters       []Interceptor
-	predicates   []predicate.Delivery
-	withEndpoint *WebhookEndpointQuery
-	withEvent    *EventQuery
-	loadTotal    []func(context.Context, []*Delivery) error
-	modifiers    []func(*sql.Selector)
+	ctx                 *QueryContext
+	order               []delivery.OrderOption
+	inters              []Interceptor
+	predicates          []predicate.Delivery
+	withEndpoint        *WebhookEndpointQuery
+	withEvent           *EventQuery
+	withAttemptLog      *DeliveryAttemptQuery
+	loadTotal           []func(context.Context, []*Delivery) error
+	modifiers           []func(*sql.Selector)
+	withNamedAttemptLog map[string]*DeliveryAttemptQuery
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -103,6 +107,28 @@ func (_q *DeliveryQuery) QueryEvent() *EventQuery {
 			sqlgraph.From(delivery.Table, delivery.FieldID, selector),
 			sqlgraph.To(event.Table, event.FieldID),
 			sqlgraph.Edge(sqlgraph.M2O, true, delivery.EventTable, delivery.EventColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryAttemptLog chains the current query on the "attempt_log" edge.
+func (_q *DeliveryQuery) QueryAttemptLog() *DeliveryAttemptQuery {
+	query := (&DeliveryAttemptClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(delivery.Table, delivery.FieldID, selector),
+			sqlgraph.To(deliveryattempt.Table, deliveryattempt.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, delivery.AttemptLogTable, delivery.AttemptLogColumn),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -297,13 +323,14 @@ func (_q *DeliveryQuery) Clone() *DeliveryQuery {
 		return nil
 	}
 	return &DeliveryQuery{
-		config:       _q.config,
-		ctx:          _q.ctx.Clone(),
-		order:        append([]delivery.OrderOption{}, _q.order...),
-		inters:       append([]Interceptor{}, _q.inters...),
-		predicates:   append([]predicate.Delivery{}, _q.predicates...),
-		withEndpoint: _q.withEndpoint.Clone(),
-		withEvent:    _q.withEvent.Clone(),
+		config:         _q.config,
+		ctx:            _q.ctx.Clone(),
+		order:          append([]delivery.OrderOption{}, _q.order...),
+		inters:         append([]Interceptor{}, _q.inters...),
+		predicates:     append([]predicate.Delivery{}, _q.predicates...),
+		withEndpoint:   _q.withEndpoint.Clone(),
+		withEvent:      _q.withEvent.Clone(),
+		withAttemptLog: _q.withAttemptLog.Clone(),
 		// clone intermediate query.
 		sql:       _q.sql.Clone(),
 		path:      _q.path,
@@ -330,6 +357,17 @@ func (_q *DeliveryQuery) WithEvent(opts ...func(*EventQuery)) *DeliveryQuery {
 		opt(query)
 	}
 	_q.withEvent = query
+	return _q
+}
+
+// WithAttemptLog tells the query-builder to eager-load the nodes that are connected to
+// the "attempt_log" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *DeliveryQuery) WithAttemptLog(opts ...func(*DeliveryAttemptQuery)) *DeliveryQuery {
+	query := (&DeliveryAttemptClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withAttemptLog = query
 	return _q
 }
 
@@ -417,9 +455,10 @@ func (_q *DeliveryQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Del
 	var (
 		nodes       = []*Delivery{}
 		_spec       = _q.querySpec()
-		loadedTypes = [2]bool{
+		loadedTypes = [3]bool{
 			_q.withEndpoint != nil,
 			_q.withEvent != nil,
+			_q.withAttemptLog != nil,
 		}
 	)
 	_spec.ScanValues = func(columns []string) ([]any, error) {
@@ -452,6 +491,20 @@ func (_q *DeliveryQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Del
 	if query := _q.withEvent; query != nil {
 		if err := _q.loadEvent(ctx, query, nodes, nil,
 			func(n *Delivery, e *Event) { n.Edges.Event = e }); err != nil {
+			return nil, err
+		}
+	}
+	if query := _q.withAttemptLog; query != nil {
+		if err := _q.loadAttemptLog(ctx, query, nodes,
+			func(n *Delivery) { n.Edges.AttemptLog = []*DeliveryAttempt{} },
+			func(n *Delivery, e *DeliveryAttempt) { n.Edges.AttemptLog = append(n.Edges.AttemptLog, e) }); err != nil {
+			return nil, err
+		}
+	}
+	for name, query := range _q.withNamedAttemptLog {
+		if err := _q.loadAttemptLog(ctx, query, nodes,
+			func(n *Delivery) { n.appendNamedAttemptLog(name) },
+			func(n *Delivery, e *DeliveryAttempt) { n.appendNamedAttemptLog(name, e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -518,6 +571,36 @@ func (_q *DeliveryQuery) loadEvent(ctx context.Context, query *EventQuery, nodes
 		for i := range nodes {
 			assign(nodes[i], n)
 		}
+	}
+	return nil
+}
+func (_q *DeliveryQuery) loadAttemptLog(ctx context.Context, query *DeliveryAttemptQuery, nodes []*Delivery, init func(*Delivery), assign func(*Delivery, *DeliveryAttempt)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[string]*Delivery)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+		if init != nil {
+			init(nodes[i])
+		}
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(deliveryattempt.FieldDeliveryID)
+	}
+	query.Where(predicate.DeliveryAttempt(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(delivery.AttemptLogColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.DeliveryID
+		node, ok := nodeids[fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "delivery_id" returned %v for node %v`, fk, n.ID)
+		}
+		assign(node, n)
 	}
 	return nil
 }
@@ -645,6 +728,20 @@ func (_q *DeliveryQuery) ForShare(opts ...sql.LockOption) *DeliveryQuery {
 func (_q *DeliveryQuery) Modify(modifiers ...func(s *sql.Selector)) *DeliverySelect {
 	_q.modifiers = append(_q.modifiers, modifiers...)
 	return _q.Select()
+}
+
+// WithNamedAttemptLog tells the query-builder to eager-load the nodes that are connected to the "attempt_log"
+// edge with the given name. The optional arguments are used to configure the query builder of the edge.
+func (_q *DeliveryQuery) WithNamedAttemptLog(name string, opts ...func(*DeliveryAttemptQuery)) *DeliveryQuery {
+	query := (&DeliveryAttemptClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	if _q.withNamedAttemptLog == nil {
+		_q.withNamedAttemptLog = make(map[string]*DeliveryAttemptQuery)
+	}
+	_q.withNamedAttemptLog[name] = query
+	return _q
 }
 
 // DeliveryGroupBy is the group-by builder for Delivery entities.

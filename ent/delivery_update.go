@@ -12,6 +12,7 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
 	"github.com/acme/itemsvc/ent/delivery"
+	"github.com/acme/itemsvc/ent/deliveryattempt"
 	"github.com/acme/itemsvc/ent/predicate"
 )
 
@@ -178,9 +179,45 @@ func (_u *DeliveryUpdate) ClearLastDurationMs() *DeliveryUpdate {
 	return _u
 }
 
+// AddAttemptLogIDs adds the "attempt_log" edge to the DeliveryAttempt entity by IDs.
+func (_u *DeliveryUpdate) AddAttemptLogIDs(ids ...string) *DeliveryUpdate {
+	_u.mutation.AddAttemptLogIDs(ids...)
+	return _u
+}
+
+// AddAttemptLog adds the "attempt_log" edges to the DeliveryAttempt entity.
+func (_u *DeliveryUpdate) AddAttemptLog(v ...*DeliveryAttempt) *DeliveryUpdate {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddAttemptLogIDs(ids...)
+}
+
 // Mutation returns the DeliveryMutation object of the builder.
 func (_u *DeliveryUpdate) Mutation() *DeliveryMutation {
 	return _u.mutation
+}
+
+// ClearAttemptLog clears all "attempt_log" edges to the DeliveryAttempt entity.
+func (_u *DeliveryUpdate) ClearAttemptLog() *DeliveryUpdate {
+	_u.mutation.ClearAttemptLog()
+	return _u
+}
+
+// RemoveAttemptLogIDs removes the "attempt_log" edge to DeliveryAttempt entities by IDs.
+func (_u *DeliveryUpdate) RemoveAttemptLogIDs(ids ...string) *DeliveryUpdate {
+	_u.mutation.RemoveAttemptLogIDs(ids...)
+	return _u
+}
+
+// RemoveAttemptLog removes "attempt_log" edges to DeliveryAttempt entities.
+func (_u *DeliveryUpdate) RemoveAttemptLog(v ...*DeliveryAttempt) *DeliveryUpdate {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveAttemptLogIDs(ids...)
 }
 
 // Save executes the query and returns the number of nodes affected by the update operation.
@@ -303,6 +340,51 @@ func (_u *DeliveryUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.LastDurationMsCleared() {
 		_spec.ClearField(delivery.FieldLastDurationMs, field.TypeInt)
+	}
+	if _u.mutation.AttemptLogCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   delivery.AttemptLogTable,
+			Columns: []string{delivery.AttemptLogColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(deliveryattempt.FieldID, field.TypeString),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedAttemptLogIDs(); len(nodes) > 0 && !_u.mutation.AttemptLogCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   delivery.AttemptLogTable,
+			Columns: []string{delivery.AttemptLogColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(deliveryattempt.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.AttemptLogIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   delivery.AttemptLogTable,
+			Columns: []string{delivery.AttemptLogColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(deliveryattempt.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
@@ -475,9 +557,45 @@ func (_u *DeliveryUpdateOne) ClearLastDurationMs() *DeliveryUpdateOne {
 	return _u
 }
 
+// AddAttemptLogIDs adds the "attempt_log" edge to the DeliveryAttempt entity by IDs.
+func (_u *DeliveryUpdateOne) AddAttemptLogIDs(ids ...string) *DeliveryUpdateOne {
+	_u.mutation.AddAttemptLogIDs(ids...)
+	return _u
+}
+
+// AddAttemptLog adds the "attempt_log" edges to the DeliveryAttempt entity.
+func (_u *DeliveryUpdateOne) AddAttemptLog(v ...*DeliveryAttempt) *DeliveryUpdateOne {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddAttemptLogIDs(ids...)
+}
+
 // Mutation returns the DeliveryMutation object of the builder.
 func (_u *DeliveryUpdateOne) Mutation() *DeliveryMutation {
 	return _u.mutation
+}
+
+// ClearAttemptLog clears all "attempt_log" edges to the DeliveryAttempt entity.
+func (_u *DeliveryUpdateOne) ClearAttemptLog() *DeliveryUpdateOne {
+	_u.mutation.ClearAttemptLog()
+	return _u
+}
+
+// RemoveAttemptLogIDs removes the "attempt_log" edge to DeliveryAttempt entities by IDs.
+func (_u *DeliveryUpdateOne) RemoveAttemptLogIDs(ids ...string) *DeliveryUpdateOne {
+	_u.mutation.RemoveAttemptLogIDs(ids...)
+	return _u
+}
+
+// RemoveAttemptLog removes "attempt_log" edges to DeliveryAttempt entities.
+func (_u *DeliveryUpdateOne) RemoveAttemptLog(v ...*DeliveryAttempt) *DeliveryUpdateOne {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveAttemptLogIDs(ids...)
 }
 
 // Where appends a list predicates to the DeliveryUpdate builder.
@@ -630,6 +748,51 @@ func (_u *DeliveryUpdateOne) sqlSave(ctx context.Context) (_node *Delivery, err 
 	}
 	if _u.mutation.LastDurationMsCleared() {
 		_spec.ClearField(delivery.FieldLastDurationMs, field.TypeInt)
+	}
+	if _u.mutation.AttemptLogCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   delivery.AttemptLogTable,
+			Columns: []string{delivery.AttemptLogColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(deliveryattempt.FieldID, field.TypeString),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedAttemptLogIDs(); len(nodes) > 0 && !_u.mutation.AttemptLogCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   delivery.AttemptLogTable,
+			Columns: []string{delivery.AttemptLogColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(deliveryattempt.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.AttemptLogIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   delivery.AttemptLogTable,
+			Columns: []string{delivery.AttemptLogColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(deliveryattempt.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	_node = &Delivery{config: _u.config}

@@ -5,6 +5,7 @@ package ent
 import (
 	"github.com/acme/itemsvc/ent/apikey"
 	"github.com/acme/itemsvc/ent/delivery"
+	"github.com/acme/itemsvc/ent/deliveryattempt"
 	"github.com/acme/itemsvc/ent/event"
 	"github.com/acme/itemsvc/ent/item"
 	"github.com/acme/itemsvc/ent/predicate"
@@ -20,7 +21,7 @@ import (
 
 // schemaGraph holds a representation of ent/schema at runtime.
 var schemaGraph = func() *sqlgraph.Schema {
-	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 7)}
+	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 8)}
 	graph.Nodes[0] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   apikey.Table,
@@ -67,6 +68,26 @@ var schemaGraph = func() *sqlgraph.Schema {
 	}
 	graph.Nodes[2] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
+			Table:   deliveryattempt.Table,
+			Columns: deliveryattempt.Columns,
+			ID: &sqlgraph.FieldSpec{
+				Type:   field.TypeString,
+				Column: deliveryattempt.FieldID,
+			},
+		},
+		Type: "DeliveryAttempt",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			deliveryattempt.FieldCreatedAt:  {Type: field.TypeTime, Column: deliveryattempt.FieldCreatedAt},
+			deliveryattempt.FieldUpdatedAt:  {Type: field.TypeTime, Column: deliveryattempt.FieldUpdatedAt},
+			deliveryattempt.FieldDeliveryID: {Type: field.TypeString, Column: deliveryattempt.FieldDeliveryID},
+			deliveryattempt.FieldNumber:     {Type: field.TypeInt, Column: deliveryattempt.FieldNumber},
+			deliveryattempt.FieldStatusCode: {Type: field.TypeInt, Column: deliveryattempt.FieldStatusCode},
+			deliveryattempt.FieldError:      {Type: field.TypeString, Column: deliveryattempt.FieldError},
+			deliveryattempt.FieldDurationMs: {Type: field.TypeInt, Column: deliveryattempt.FieldDurationMs},
+		},
+	}
+	graph.Nodes[3] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
 			Table:   event.Table,
 			Columns: event.Columns,
 			ID: &sqlgraph.FieldSpec{
@@ -85,7 +106,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			event.FieldDispatchedAt: {Type: field.TypeTime, Column: event.FieldDispatchedAt},
 		},
 	}
-	graph.Nodes[3] = &sqlgraph.Node{
+	graph.Nodes[4] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   item.Table,
 			Columns: item.Columns,
@@ -104,7 +125,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			item.FieldUserID:      {Type: field.TypeString, Column: item.FieldUserID},
 		},
 	}
-	graph.Nodes[4] = &sqlgraph.Node{
+	graph.Nodes[5] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   setting.Table,
 			Columns: setting.Columns,
@@ -120,7 +141,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			setting.FieldValue:     {Type: field.TypeString, Column: setting.FieldValue},
 		},
 	}
-	graph.Nodes[5] = &sqlgraph.Node{
+	graph.Nodes[6] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   user.Table,
 			Columns: user.Columns,
@@ -138,7 +159,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			user.FieldRole:      {Type: field.TypeEnum, Column: user.FieldRole},
 		},
 	}
-	graph.Nodes[6] = &sqlgraph.Node{
+	graph.Nodes[7] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   webhookendpoint.Table,
 			Columns: webhookendpoint.Columns,
@@ -196,6 +217,30 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 		"Delivery",
 		"Event",
+	)
+	graph.MustAddE(
+		"attempt_log",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   delivery.AttemptLogTable,
+			Columns: []string{delivery.AttemptLogColumn},
+			Bidi:    false,
+		},
+		"Delivery",
+		"DeliveryAttempt",
+	)
+	graph.MustAddE(
+		"delivery",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   deliveryattempt.DeliveryTable,
+			Columns: []string{deliveryattempt.DeliveryColumn},
+			Bidi:    false,
+		},
+		"DeliveryAttempt",
+		"Delivery",
 	)
 	graph.MustAddE(
 		"deliveries",
@@ -502,6 +547,109 @@ func (f *DeliveryFilter) WhereHasEventWith(preds ...predicate.Event) {
 	})))
 }
 
+// WhereHasAttemptLog applies a predicate to check if query has an edge attempt_log.
+func (f *DeliveryFilter) WhereHasAttemptLog() {
+	f.Where(entql.HasEdge("attempt_log"))
+}
+
+// WhereHasAttemptLogWith applies a predicate to check if query has an edge attempt_log with a given conditions (other predicates).
+func (f *DeliveryFilter) WhereHasAttemptLogWith(preds ...predicate.DeliveryAttempt) {
+	f.Where(entql.HasEdgeWith("attempt_log", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// addPredicate implements the predicateAdder interface.
+func (_q *DeliveryAttemptQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the DeliveryAttemptQuery builder.
+func (_q *DeliveryAttemptQuery) Filter() *DeliveryAttemptFilter {
+	return &DeliveryAttemptFilter{config: _q.config, predicateAdder: _q}
+}
+
+// addPredicate implements the predicateAdder interface.
+func (m *DeliveryAttemptMutation) addPredicate(pred func(s *sql.Selector)) {
+	m.predicates = append(m.predicates, pred)
+}
+
+// Filter returns an entql.Where implementation to apply filters on the DeliveryAttemptMutation builder.
+func (m *DeliveryAttemptMutation) Filter() *DeliveryAttemptFilter {
+	return &DeliveryAttemptFilter{config: m.config, predicateAdder: m}
+}
+
+// DeliveryAttemptFilter provides a generic filtering capability at runtime for DeliveryAttemptQuery.
+type DeliveryAttemptFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *DeliveryAttemptFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[2].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereID applies the entql string predicate on the id field.
+func (f *DeliveryAttemptFilter) WhereID(p entql.StringP) {
+	f.Where(p.Field(deliveryattempt.FieldID))
+}
+
+// WhereCreatedAt applies the entql time.Time predicate on the created_at field.
+func (f *DeliveryAttemptFilter) WhereCreatedAt(p entql.TimeP) {
+	f.Where(p.Field(deliveryattempt.FieldCreatedAt))
+}
+
+// WhereUpdatedAt applies the entql time.Time predicate on the updated_at field.
+func (f *DeliveryAttemptFilter) WhereUpdatedAt(p entql.TimeP) {
+	f.Where(p.Field(deliveryattempt.FieldUpdatedAt))
+}
+
+// WhereDeliveryID applies the entql string predicate on the delivery_id field.
+func (f *DeliveryAttemptFilter) WhereDeliveryID(p entql.StringP) {
+	f.Where(p.Field(deliveryattempt.FieldDeliveryID))
+}
+
+// WhereNumber applies the entql int predicate on the number field.
+func (f *DeliveryAttemptFilter) WhereNumber(p entql.IntP) {
+	f.Where(p.Field(deliveryattempt.FieldNumber))
+}
+
+// WhereStatusCode applies the entql int predicate on the status_code field.
+func (f *DeliveryAttemptFilter) WhereStatusCode(p entql.IntP) {
+	f.Where(p.Field(deliveryattempt.FieldStatusCode))
+}
+
+// WhereError applies the entql string predicate on the error field.
+func (f *DeliveryAttemptFilter) WhereError(p entql.StringP) {
+	f.Where(p.Field(deliveryattempt.FieldError))
+}
+
+// WhereDurationMs applies the entql int predicate on the duration_ms field.
+func (f *DeliveryAttemptFilter) WhereDurationMs(p entql.IntP) {
+	f.Where(p.Field(deliveryattempt.FieldDurationMs))
+}
+
+// WhereHasDelivery applies a predicate to check if query has an edge delivery.
+func (f *DeliveryAttemptFilter) WhereHasDelivery() {
+	f.Where(entql.HasEdge("delivery"))
+}
+
+// WhereHasDeliveryWith applies a predicate to check if query has an edge delivery with a given conditions (other predicates).
+func (f *DeliveryAttemptFilter) WhereHasDeliveryWith(preds ...predicate.Delivery) {
+	f.Where(entql.HasEdgeWith("delivery", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
 // addPredicate implements the predicateAdder interface.
 func (_q *EventQuery) addPredicate(pred func(s *sql.Selector)) {
 	_q.predicates = append(_q.predicates, pred)
@@ -531,7 +679,7 @@ type EventFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *EventFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[2].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[3].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -620,7 +768,7 @@ type ItemFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *ItemFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[3].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[4].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -704,7 +852,7 @@ type SettingFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SettingFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[4].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[5].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -759,7 +907,7 @@ type UserFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *UserFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[5].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[6].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -866,7 +1014,7 @@ type WebhookEndpointFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *WebhookEndpointFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[6].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[7].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})

@@ -13,6 +13,7 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"github.com/acme/itemsvc/ent/apikey"
 	"github.com/acme/itemsvc/ent/delivery"
+	"github.com/acme/itemsvc/ent/deliveryattempt"
 	"github.com/acme/itemsvc/ent/event"
 	"github.com/acme/itemsvc/ent/item"
 	"github.com/acme/itemsvc/ent/predicate"
@@ -32,6 +33,7 @@ const (
 	// Node types.
 	TypeAPIKey          = "APIKey"
 	TypeDelivery        = "Delivery"
+	TypeDeliveryAttempt = "DeliveryAttempt"
 	TypeEvent           = "Event"
 	TypeItem            = "Item"
 	TypeSetting         = "Setting"
@@ -826,6 +828,9 @@ type DeliveryMutation struct {
 	clearedendpoint     bool
 	event               *string
 	clearedevent        bool
+	attempt_log         map[string]struct{}
+	removedattempt_log  map[string]struct{}
+	clearedattempt_log  bool
 	done                bool
 	oldValue            func(context.Context) (*Delivery, error)
 	predicates          []predicate.Delivery
@@ -1499,6 +1504,60 @@ func (m *DeliveryMutation) ResetEvent() {
 	m.clearedevent = false
 }
 
+// AddAttemptLogIDs adds the "attempt_log" edge to the DeliveryAttempt entity by ids.
+func (m *DeliveryMutation) AddAttemptLogIDs(ids ...string) {
+	if m.attempt_log == nil {
+		m.attempt_log = make(map[string]struct{})
+	}
+	for i := range ids {
+		m.attempt_log[ids[i]] = struct{}{}
+	}
+}
+
+// ClearAttemptLog clears the "attempt_log" edge to the DeliveryAttempt entity.
+func (m *DeliveryMutation) ClearAttemptLog() {
+	m.clearedattempt_log = true
+}
+
+// AttemptLogCleared reports if the "attempt_log" edge to the DeliveryAttempt entity was cleared.
+func (m *DeliveryMutation) AttemptLogCleared() bool {
+	return m.clearedattempt_log
+}
+
+// RemoveAttemptLogIDs removes the "attempt_log" edge to the DeliveryAttempt entity by IDs.
+func (m *DeliveryMutation) RemoveAttemptLogIDs(ids ...string) {
+	if m.removedattempt_log == nil {
+		m.removedattempt_log = make(map[string]struct{})
+	}
+	for i := range ids {
+		delete(m.attempt_log, ids[i])
+		m.removedattempt_log[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedAttemptLog returns the removed IDs of the "attempt_log" edge to the DeliveryAttempt entity.
+func (m *DeliveryMutation) RemovedAttemptLogIDs() (ids []string) {
+	for id := range m.removedattempt_log {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// AttemptLogIDs returns the "attempt_log" edge IDs in the mutation.
+func (m *DeliveryMutation) AttemptLogIDs() (ids []string) {
+	for id := range m.attempt_log {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetAttemptLog resets all changes to the "attempt_log" edge.
+func (m *DeliveryMutation) ResetAttemptLog() {
+	m.attempt_log = nil
+	m.clearedattempt_log = false
+	m.removedattempt_log = nil
+}
+
 // Where appends a list predicates to the DeliveryMutation builder.
 func (m *DeliveryMutation) Where(ps ...predicate.Delivery) {
 	m.predicates = append(m.predicates, ps...)
@@ -1868,12 +1927,15 @@ func (m *DeliveryMutation) ResetField(name string) error {
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *DeliveryMutation) AddedEdges() []string {
-	edges := make([]string, 0, 2)
+	edges := make([]string, 0, 3)
 	if m.endpoint != nil {
 		edges = append(edges, delivery.EdgeEndpoint)
 	}
 	if m.event != nil {
 		edges = append(edges, delivery.EdgeEvent)
+	}
+	if m.attempt_log != nil {
+		edges = append(edges, delivery.EdgeAttemptLog)
 	}
 	return edges
 }
@@ -1890,30 +1952,50 @@ func (m *DeliveryMutation) AddedIDs(name string) []ent.Value {
 		if id := m.event; id != nil {
 			return []ent.Value{*id}
 		}
+	case delivery.EdgeAttemptLog:
+		ids := make([]ent.Value, 0, len(m.attempt_log))
+		for id := range m.attempt_log {
+			ids = append(ids, id)
+		}
+		return ids
 	}
 	return nil
 }
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *DeliveryMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 2)
+	edges := make([]string, 0, 3)
+	if m.removedattempt_log != nil {
+		edges = append(edges, delivery.EdgeAttemptLog)
+	}
 	return edges
 }
 
 // RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
 // the given name in this mutation.
 func (m *DeliveryMutation) RemovedIDs(name string) []ent.Value {
+	switch name {
+	case delivery.EdgeAttemptLog:
+		ids := make([]ent.Value, 0, len(m.removedattempt_log))
+		for id := range m.removedattempt_log {
+			ids = append(ids, id)
+		}
+		return ids
+	}
 	return nil
 }
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *DeliveryMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 2)
+	edges := make([]string, 0, 3)
 	if m.clearedendpoint {
 		edges = append(edges, delivery.EdgeEndpoint)
 	}
 	if m.clearedevent {
 		edges = append(edges, delivery.EdgeEvent)
+	}
+	if m.clearedattempt_log {
+		edges = append(edges, delivery.EdgeAttemptLog)
 	}
 	return edges
 }
@@ -1926,6 +2008,8 @@ func (m *DeliveryMutation) EdgeCleared(name string) bool {
 		return m.clearedendpoint
 	case delivery.EdgeEvent:
 		return m.clearedevent
+	case delivery.EdgeAttemptLog:
+		return m.clearedattempt_log
 	}
 	return false
 }
@@ -1954,8 +2038,846 @@ func (m *DeliveryMutation) ResetEdge(name string) error {
 	case delivery.EdgeEvent:
 		m.ResetEvent()
 		return nil
+	case delivery.EdgeAttemptLog:
+		m.ResetAttemptLog()
+		return nil
 	}
 	return fmt.Errorf("unknown Delivery edge %s", name)
+}
+
+// DeliveryAttemptMutation represents an operation that mutates the DeliveryAttempt nodes in the graph.
+type DeliveryAttemptMutation struct {
+	config
+	op              Op
+	typ             string
+	id              *string
+	created_at      *time.Time
+	updated_at      *time.Time
+	number          *int
+	addnumber       *int
+	status_code     *int
+	addstatus_code  *int
+	error           *string
+	duration_ms     *int
+	addduration_ms  *int
+	clearedFields   map[string]struct{}
+	delivery        *string
+	cleareddelivery bool
+	done            bool
+	oldValue        func(context.Context) (*DeliveryAttempt, error)
+	predicates      []predicate.DeliveryAttempt
+}
+
+var _ ent.Mutation = (*DeliveryAttemptMutation)(nil)
+
+// deliveryattemptOption allows management of the mutation configuration using functional options.
+type deliveryattemptOption func(*DeliveryAttemptMutation)
+
+// newDeliveryAttemptMutation creates new mutation for the DeliveryAttempt entity.
+func newDeliveryAttemptMutation(c config, op Op, opts ...deliveryattemptOption) *DeliveryAttemptMutation {
+	m := &DeliveryAttemptMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeDeliveryAttempt,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withDeliveryAttemptID sets the ID field of the mutation.
+func withDeliveryAttemptID(id string) deliveryattemptOption {
+	return func(m *DeliveryAttemptMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *DeliveryAttempt
+		)
+		m.oldValue = func(ctx context.Context) (*DeliveryAttempt, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().DeliveryAttempt.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withDeliveryAttempt sets the old DeliveryAttempt of the mutation.
+func withDeliveryAttempt(node *DeliveryAttempt) deliveryattemptOption {
+	return func(m *DeliveryAttemptMutation) {
+		m.oldValue = func(context.Context) (*DeliveryAttempt, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m DeliveryAttemptMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m DeliveryAttemptMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of DeliveryAttempt entities.
+func (m *DeliveryAttemptMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *DeliveryAttemptMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *DeliveryAttemptMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().DeliveryAttempt.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *DeliveryAttemptMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *DeliveryAttemptMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the DeliveryAttempt entity.
+// If the DeliveryAttempt object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DeliveryAttemptMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *DeliveryAttemptMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *DeliveryAttemptMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *DeliveryAttemptMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the DeliveryAttempt entity.
+// If the DeliveryAttempt object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DeliveryAttemptMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *DeliveryAttemptMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// SetDeliveryID sets the "delivery_id" field.
+func (m *DeliveryAttemptMutation) SetDeliveryID(s string) {
+	m.delivery = &s
+}
+
+// DeliveryID returns the value of the "delivery_id" field in the mutation.
+func (m *DeliveryAttemptMutation) DeliveryID() (r string, exists bool) {
+	v := m.delivery
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDeliveryID returns the old "delivery_id" field's value of the DeliveryAttempt entity.
+// If the DeliveryAttempt object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DeliveryAttemptMutation) OldDeliveryID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDeliveryID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDeliveryID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDeliveryID: %w", err)
+	}
+	return oldValue.DeliveryID, nil
+}
+
+// ResetDeliveryID resets all changes to the "delivery_id" field.
+func (m *DeliveryAttemptMutation) ResetDeliveryID() {
+	m.delivery = nil
+}
+
+// SetNumber sets the "number" field.
+func (m *DeliveryAttemptMutation) SetNumber(i int) {
+	m.number = &i
+	m.addnumber = nil
+}
+
+// Number returns the value of the "number" field in the mutation.
+func (m *DeliveryAttemptMutation) Number() (r int, exists bool) {
+	v := m.number
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldNumber returns the old "number" field's value of the DeliveryAttempt entity.
+// If the DeliveryAttempt object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DeliveryAttemptMutation) OldNumber(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldNumber is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldNumber requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldNumber: %w", err)
+	}
+	return oldValue.Number, nil
+}
+
+// AddNumber adds i to the "number" field.
+func (m *DeliveryAttemptMutation) AddNumber(i int) {
+	if m.addnumber != nil {
+		*m.addnumber += i
+	} else {
+		m.addnumber = &i
+	}
+}
+
+// AddedNumber returns the value that was added to the "number" field in this mutation.
+func (m *DeliveryAttemptMutation) AddedNumber() (r int, exists bool) {
+	v := m.addnumber
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetNumber resets all changes to the "number" field.
+func (m *DeliveryAttemptMutation) ResetNumber() {
+	m.number = nil
+	m.addnumber = nil
+}
+
+// SetStatusCode sets the "status_code" field.
+func (m *DeliveryAttemptMutation) SetStatusCode(i int) {
+	m.status_code = &i
+	m.addstatus_code = nil
+}
+
+// StatusCode returns the value of the "status_code" field in the mutation.
+func (m *DeliveryAttemptMutation) StatusCode() (r int, exists bool) {
+	v := m.status_code
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStatusCode returns the old "status_code" field's value of the DeliveryAttempt entity.
+// If the DeliveryAttempt object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DeliveryAttemptMutation) OldStatusCode(ctx context.Context) (v *int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStatusCode is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStatusCode requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStatusCode: %w", err)
+	}
+	return oldValue.StatusCode, nil
+}
+
+// AddStatusCode adds i to the "status_code" field.
+func (m *DeliveryAttemptMutation) AddStatusCode(i int) {
+	if m.addstatus_code != nil {
+		*m.addstatus_code += i
+	} else {
+		m.addstatus_code = &i
+	}
+}
+
+// AddedStatusCode returns the value that was added to the "status_code" field in this mutation.
+func (m *DeliveryAttemptMutation) AddedStatusCode() (r int, exists bool) {
+	v := m.addstatus_code
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearStatusCode clears the value of the "status_code" field.
+func (m *DeliveryAttemptMutation) ClearStatusCode() {
+	m.status_code = nil
+	m.addstatus_code = nil
+	m.clearedFields[deliveryattempt.FieldStatusCode] = struct{}{}
+}
+
+// StatusCodeCleared returns if the "status_code" field was cleared in this mutation.
+func (m *DeliveryAttemptMutation) StatusCodeCleared() bool {
+	_, ok := m.clearedFields[deliveryattempt.FieldStatusCode]
+	return ok
+}
+
+// ResetStatusCode resets all changes to the "status_code" field.
+func (m *DeliveryAttemptMutation) ResetStatusCode() {
+	m.status_code = nil
+	m.addstatus_code = nil
+	delete(m.clearedFields, deliveryattempt.FieldStatusCode)
+}
+
+// SetError sets the "error" field.
+func (m *DeliveryAttemptMutation) SetError(s string) {
+	m.error = &s
+}
+
+// Error returns the value of the "error" field in the mutation.
+func (m *DeliveryAttemptMutation) Error() (r string, exists bool) {
+	v := m.error
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldError returns the old "error" field's value of the DeliveryAttempt entity.
+// If the DeliveryAttempt object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DeliveryAttemptMutation) OldError(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldError is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldError requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldError: %w", err)
+	}
+	return oldValue.Error, nil
+}
+
+// ResetError resets all changes to the "error" field.
+func (m *DeliveryAttemptMutation) ResetError() {
+	m.error = nil
+}
+
+// SetDurationMs sets the "duration_ms" field.
+func (m *DeliveryAttemptMutation) SetDurationMs(i int) {
+	m.duration_ms = &i
+	m.addduration_ms = nil
+}
+
+// DurationMs returns the value of the "duration_ms" field in the mutation.
+func (m *DeliveryAttemptMutation) DurationMs() (r int, exists bool) {
+	v := m.duration_ms
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDurationMs returns the old "duration_ms" field's value of the DeliveryAttempt entity.
+// If the DeliveryAttempt object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DeliveryAttemptMutation) OldDurationMs(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDurationMs is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDurationMs requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDurationMs: %w", err)
+	}
+	return oldValue.DurationMs, nil
+}
+
+// AddDurationMs adds i to the "duration_ms" field.
+func (m *DeliveryAttemptMutation) AddDurationMs(i int) {
+	if m.addduration_ms != nil {
+		*m.addduration_ms += i
+	} else {
+		m.addduration_ms = &i
+	}
+}
+
+// AddedDurationMs returns the value that was added to the "duration_ms" field in this mutation.
+func (m *DeliveryAttemptMutation) AddedDurationMs() (r int, exists bool) {
+	v := m.addduration_ms
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetDurationMs resets all changes to the "duration_ms" field.
+func (m *DeliveryAttemptMutation) ResetDurationMs() {
+	m.duration_ms = nil
+	m.addduration_ms = nil
+}
+
+// ClearDelivery clears the "delivery" edge to the Delivery entity.
+func (m *DeliveryAttemptMutation) ClearDelivery() {
+	m.cleareddelivery = true
+	m.clearedFields[deliveryattempt.FieldDeliveryID] = struct{}{}
+}
+
+// DeliveryCleared reports if the "delivery" edge to the Delivery entity was cleared.
+func (m *DeliveryAttemptMutation) DeliveryCleared() bool {
+	return m.cleareddelivery
+}
+
+// DeliveryIDs returns the "delivery" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// DeliveryID instead. It exists only for internal usage by the builders.
+func (m *DeliveryAttemptMutation) DeliveryIDs() (ids []string) {
+	if id := m.delivery; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetDelivery resets all changes to the "delivery" edge.
+func (m *DeliveryAttemptMutation) ResetDelivery() {
+	m.delivery = nil
+	m.cleareddelivery = false
+}
+
+// Where appends a list predicates to the DeliveryAttemptMutation builder.
+func (m *DeliveryAttemptMutation) Where(ps ...predicate.DeliveryAttempt) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the DeliveryAttemptMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *DeliveryAttemptMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.DeliveryAttempt, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *DeliveryAttemptMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *DeliveryAttemptMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (DeliveryAttempt).
+func (m *DeliveryAttemptMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *DeliveryAttemptMutation) Fields() []string {
+	fields := make([]string, 0, 7)
+	if m.created_at != nil {
+		fields = append(fields, deliveryattempt.FieldCreatedAt)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, deliveryattempt.FieldUpdatedAt)
+	}
+	if m.delivery != nil {
+		fields = append(fields, deliveryattempt.FieldDeliveryID)
+	}
+	if m.number != nil {
+		fields = append(fields, deliveryattempt.FieldNumber)
+	}
+	if m.status_code != nil {
+		fields = append(fields, deliveryattempt.FieldStatusCode)
+	}
+	if m.error != nil {
+		fields = append(fields, deliveryattempt.FieldError)
+	}
+	if m.duration_ms != nil {
+		fields = append(fields, deliveryattempt.FieldDurationMs)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *DeliveryAttemptMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case deliveryattempt.FieldCreatedAt:
+		return m.CreatedAt()
+	case deliveryattempt.FieldUpdatedAt:
+		return m.UpdatedAt()
+	case deliveryattempt.FieldDeliveryID:
+		return m.DeliveryID()
+	case deliveryattempt.FieldNumber:
+		return m.Number()
+	case deliveryattempt.FieldStatusCode:
+		return m.StatusCode()
+	case deliveryattempt.FieldError:
+		return m.Error()
+	case deliveryattempt.FieldDurationMs:
+		return m.DurationMs()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *DeliveryAttemptMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case deliveryattempt.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case deliveryattempt.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	case deliveryattempt.FieldDeliveryID:
+		return m.OldDeliveryID(ctx)
+	case deliveryattempt.FieldNumber:
+		return m.OldNumber(ctx)
+	case deliveryattempt.FieldStatusCode:
+		return m.OldStatusCode(ctx)
+	case deliveryattempt.FieldError:
+		return m.OldError(ctx)
+	case deliveryattempt.FieldDurationMs:
+		return m.OldDurationMs(ctx)
+	}
+	return nil, fmt.Errorf("unknown DeliveryAttempt field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *DeliveryAttemptMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case deliveryattempt.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case deliveryattempt.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	case deliveryattempt.FieldDeliveryID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDeliveryID(v)
+		return nil
+	case deliveryattempt.FieldNumber:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetNumber(v)
+		return nil
+	case deliveryattempt.FieldStatusCode:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStatusCode(v)
+		return nil
+	case deliveryattempt.FieldError:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetError(v)
+		return nil
+	case deliveryattempt.FieldDurationMs:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDurationMs(v)
+		return nil
+	}
+	return fmt.Errorf("unknown DeliveryAttempt field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *DeliveryAttemptMutation) AddedFields() []string {
+	var fields []string
+	if m.addnumber != nil {
+		fields = append(fields, deliveryattempt.FieldNumber)
+	}
+	if m.addstatus_code != nil {
+		fields = append(fields, deliveryattempt.FieldStatusCode)
+	}
+	if m.addduration_ms != nil {
+		fields = append(fields, deliveryattempt.FieldDurationMs)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *DeliveryAttemptMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case deliveryattempt.FieldNumber:
+		return m.AddedNumber()
+	case deliveryattempt.FieldStatusCode:
+		return m.AddedStatusCode()
+	case deliveryattempt.FieldDurationMs:
+		return m.AddedDurationMs()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *DeliveryAttemptMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case deliveryattempt.FieldNumber:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddNumber(v)
+		return nil
+	case deliveryattempt.FieldStatusCode:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddStatusCode(v)
+		return nil
+	case deliveryattempt.FieldDurationMs:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddDurationMs(v)
+		return nil
+	}
+	return fmt.Errorf("unknown DeliveryAttempt numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *DeliveryAttemptMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(deliveryattempt.FieldStatusCode) {
+		fields = append(fields, deliveryattempt.FieldStatusCode)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *DeliveryAttemptMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *DeliveryAttemptMutation) ClearField(name string) error {
+	switch name {
+	case deliveryattempt.FieldStatusCode:
+		m.ClearStatusCode()
+		return nil
+	}
+	return fmt.Errorf("unknown DeliveryAttempt nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *DeliveryAttemptMutation) ResetField(name string) error {
+	switch name {
+	case deliveryattempt.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case deliveryattempt.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	case deliveryattempt.FieldDeliveryID:
+		m.ResetDeliveryID()
+		return nil
+	case deliveryattempt.FieldNumber:
+		m.ResetNumber()
+		return nil
+	case deliveryattempt.FieldStatusCode:
+		m.ResetStatusCode()
+		return nil
+	case deliveryattempt.FieldError:
+		m.ResetError()
+		return nil
+	case deliveryattempt.FieldDurationMs:
+		m.ResetDurationMs()
+		return nil
+	}
+	return fmt.Errorf("unknown DeliveryAttempt field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *DeliveryAttemptMutation) AddedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.delivery != nil {
+		edges = append(edges, deliveryattempt.EdgeDelivery)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *DeliveryAttemptMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case deliveryattempt.EdgeDelivery:
+		if id := m.delivery; id != nil {
+			return []ent.Value{*id}
+		}
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *DeliveryAttemptMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 1)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *DeliveryAttemptMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *DeliveryAttemptMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.cleareddelivery {
+		edges = append(edges, deliveryattempt.EdgeDelivery)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *DeliveryAttemptMutation) EdgeCleared(name string) bool {
+	switch name {
+	case deliveryattempt.EdgeDelivery:
+		return m.cleareddelivery
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *DeliveryAttemptMutation) ClearEdge(name string) error {
+	switch name {
+	case deliveryattempt.EdgeDelivery:
+		m.ClearDelivery()
+		return nil
+	}
+	return fmt.Errorf("unknown DeliveryAttempt unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *DeliveryAttemptMutation) ResetEdge(name string) error {
+	switch name {
+	case deliveryattempt.EdgeDelivery:
+		m.ResetDelivery()
+		return nil
+	}
+	return fmt.Errorf("unknown DeliveryAttempt edge %s", name)
 }
 
 // EventMutation represents an operation that mutates the Event nodes in the graph.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/acme/itemsvc/ent/apikey"
 	"github.com/acme/itemsvc/ent/delivery"
+	"github.com/acme/itemsvc/ent/deliveryattempt"
 	"github.com/acme/itemsvc/ent/event"
 	"github.com/acme/itemsvc/ent/item"
 	"github.com/acme/itemsvc/ent/user"
@@ -18,6 +19,7 @@ import (
 var prefixTables = map[string]string{
 	"key_":  apikey.Table,
 	"dlv_":  delivery.Table,
+	"att_":  deliveryattempt.Table,
 	"evt_":  event.Table,
 	"item_": item.Table,
 	"user_": user.Table,

@@ -16,6 +16,8 @@ type Tx struct {
 	APIKey *APIKeyClient
 	// Delivery is the client for interacting with the Delivery builders.
 	Delivery *DeliveryClient
+	// DeliveryAttempt is the client for interacting with the DeliveryAttempt builders.
+	DeliveryAttempt *DeliveryAttemptClient
 	// Event is the client for interacting with the Event builders.
 	Event *EventClient
 	// Item is the client for interacting with the Item builders.
@@ -159,6 +161,7 @@ func (tx *Tx) Client() *Client {
 func (tx *Tx) init() {
 	tx.APIKey = NewAPIKeyClient(tx.config)
 	tx.Delivery = NewDeliveryClient(tx.config)
+	tx.DeliveryAttempt = NewDeliveryAttemptClient(tx.config)
 	tx.Event = NewEventClient(tx.config)
 	tx.Item = NewItemClient(tx.config)
 	tx.Setting = NewSettingClient(tx.config)

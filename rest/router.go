@@ -87,6 +87,7 @@ func NewRouter(svc *service.Service, opts Options) *gin.Engine {
 	api := v1.Group("", authenticated...)
 	bindUsers(api, svc)
 	bindItems(api, svc)
+	bindWebhooks(api, svc)
 
 	bindOps(e, opts)
 	if opts.Mount != nil {

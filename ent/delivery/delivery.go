@@ -44,6 +44,8 @@ const (
 	EdgeEndpoint = "endpoint"
 	// EdgeEvent holds the string denoting the event edge name in mutations.
 	EdgeEvent = "event"
+	// EdgeAttemptLog holds the string denoting the attempt_log edge name in mutations.
+	EdgeAttemptLog = "attempt_log"
 	// Table holds the table name of the delivery in the database.
 	Table = "deliveries"
 	// EndpointTable is the table that holds the endpoint relation/edge.
@@ -60,6 +62,13 @@ const (
 	EventInverseTable = "events"
 	// EventColumn is the table column denoting the event relation/edge.
 	EventColumn = "event_id"
+	// AttemptLogTable is the table that holds the attempt_log relation/edge.
+	AttemptLogTable = "delivery_attempts"
+	// AttemptLogInverseTable is the table name for the DeliveryAttempt entity.
+	// It exists in this package in order to avoid circular dependency with the "deliveryattempt" package.
+	AttemptLogInverseTable = "delivery_attempts"
+	// AttemptLogColumn is the table column denoting the attempt_log relation/edge.
+	AttemptLogColumn = "delivery_id"
 )
 
 // Columns holds all SQL columns for delivery fields.
@@ -213,6 +222,20 @@ func ByEventField(field string, opts ...sql.OrderTermOption) OrderOption {
 		sqlgraph.OrderByNeighborTerms(s, newEventStep(), sql.OrderByField(field, opts...))
 	}
 }
+
+// ByAttemptLogCount orders the results by attempt_log count.
+func ByAttemptLogCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newAttemptLogStep(), opts...)
+	}
+}
+
+// ByAttemptLog orders the results by attempt_log terms.
+func ByAttemptLog(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newAttemptLogStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
 func newEndpointStep() *sqlgraph.Step {
 	return sqlgraph.NewStep(
 		sqlgraph.From(Table, FieldID),
@@ -225,6 +248,13 @@ func newEventStep() *sqlgraph.Step {
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(EventInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.M2O, true, EventTable, EventColumn),
+	)
+}
+func newAttemptLogStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(AttemptLogInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.O2M, false, AttemptLogTable, AttemptLogColumn),
 	)
 }
 

@@ -696,6 +696,29 @@ func HasEventWith(preds ...predicate.Event) predicate.Delivery {
 	})
 }
 
+// HasAttemptLog applies the HasEdge predicate on the "attempt_log" edge.
+func HasAttemptLog() predicate.Delivery {
+	return predicate.Delivery(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, AttemptLogTable, AttemptLogColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasAttemptLogWith applies the HasEdge predicate on the "attempt_log" edge with a given conditions (other predicates).
+func HasAttemptLogWith(preds ...predicate.DeliveryAttempt) predicate.Delivery {
+	return predicate.Delivery(func(s *sql.Selector) {
+		step := newAttemptLogStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
 // And groups predicates with the AND operator between them.
 func And(predicates ...predicate.Delivery) predicate.Delivery {
 	return predicate.Delivery(sql.AndPredicates(predicates...))

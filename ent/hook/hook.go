@@ -33,6 +33,18 @@ func (f DeliveryFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, er
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.DeliveryMutation", m)
 }
 
+// The DeliveryAttemptFunc type is an adapter to allow the use of ordinary
+// function as DeliveryAttempt mutator.
+type DeliveryAttemptFunc func(context.Context, *ent.DeliveryAttemptMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f DeliveryAttemptFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.DeliveryAttemptMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.DeliveryAttemptMutation", m)
+}
+
 // The EventFunc type is an adapter to allow the use of ordinary
 // function as Event mutator.
 type EventFunc func(context.Context, *ent.EventMutation) (ent.Value, error)

@@ -10,6 +10,7 @@ import (
 	"github.com/acme/itemsvc/ent"
 	"github.com/acme/itemsvc/ent/apikey"
 	"github.com/acme/itemsvc/ent/delivery"
+	"github.com/acme/itemsvc/ent/deliveryattempt"
 	"github.com/acme/itemsvc/ent/event"
 	"github.com/acme/itemsvc/ent/item"
 	"github.com/acme/itemsvc/ent/predicate"
@@ -126,6 +127,33 @@ func (f TraverseDelivery) Traverse(ctx context.Context, q ent.Query) error {
 		return f(ctx, q)
 	}
 	return fmt.Errorf("unexpected query type %T. expect *ent.DeliveryQuery", q)
+}
+
+// The DeliveryAttemptFunc type is an adapter to allow the use of ordinary function as a Querier.
+type DeliveryAttemptFunc func(context.Context, *ent.DeliveryAttemptQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f DeliveryAttemptFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.DeliveryAttemptQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.DeliveryAttemptQuery", q)
+}
+
+// The TraverseDeliveryAttempt type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseDeliveryAttempt func(context.Context, *ent.DeliveryAttemptQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseDeliveryAttempt) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseDeliveryAttempt) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.DeliveryAttemptQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.DeliveryAttemptQuery", q)
 }
 
 // The EventFunc type is an adapter to allow the use of ordinary function as a Querier.
@@ -270,6 +298,8 @@ func NewQuery(q ent.Query) (Query, error) {
 		return &query[*ent.APIKeyQuery, predicate.APIKey, apikey.OrderOption]{typ: ent.TypeAPIKey, tq: q}, nil
 	case *ent.DeliveryQuery:
 		return &query[*ent.DeliveryQuery, predicate.Delivery, delivery.OrderOption]{typ: ent.TypeDelivery, tq: q}, nil
+	case *ent.DeliveryAttemptQuery:
+		return &query[*ent.DeliveryAttemptQuery, predicate.DeliveryAttempt, deliveryattempt.OrderOption]{typ: ent.TypeDeliveryAttempt, tq: q}, nil
 	case *ent.EventQuery:
 		return &query[*ent.EventQuery, predicate.Event, event.OrderOption]{typ: ent.TypeEvent, tq: q}, nil
 	case *ent.ItemQuery:

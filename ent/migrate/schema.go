@@ -80,6 +80,38 @@ var (
 			},
 		},
 	}
+	// DeliveryAttemptsColumns holds the columns for the "delivery_attempts" table.
+	DeliveryAttemptsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "number", Type: field.TypeInt},
+		{Name: "status_code", Type: field.TypeInt, Nullable: true},
+		{Name: "error", Type: field.TypeString, Default: ""},
+		{Name: "duration_ms", Type: field.TypeInt},
+		{Name: "delivery_id", Type: field.TypeString},
+	}
+	// DeliveryAttemptsTable holds the schema information for the "delivery_attempts" table.
+	DeliveryAttemptsTable = &schema.Table{
+		Name:       "delivery_attempts",
+		Columns:    DeliveryAttemptsColumns,
+		PrimaryKey: []*schema.Column{DeliveryAttemptsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "delivery_attempts_deliveries_attempt_log",
+				Columns:    []*schema.Column{DeliveryAttemptsColumns[7]},
+				RefColumns: []*schema.Column{DeliveriesColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "deliveryattempt_delivery_id_number",
+				Unique:  false,
+				Columns: []*schema.Column{DeliveryAttemptsColumns[7], DeliveryAttemptsColumns[3]},
+			},
+		},
+	}
 	// EventsColumns holds the columns for the "events" table.
 	EventsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString},
@@ -220,6 +252,7 @@ var (
 	Tables = []*schema.Table{
 		APIKeysTable,
 		DeliveriesTable,
+		DeliveryAttemptsTable,
 		EventsTable,
 		ItemsTable,
 		SettingsTable,
@@ -232,6 +265,7 @@ func init() {
 	APIKeysTable.ForeignKeys[0].RefTable = UsersTable
 	DeliveriesTable.ForeignKeys[0].RefTable = EventsTable
 	DeliveriesTable.ForeignKeys[1].RefTable = WebhookEndpointsTable
+	DeliveryAttemptsTable.ForeignKeys[0].RefTable = DeliveriesTable
 	ItemsTable.ForeignKeys[0].RefTable = UsersTable
 	WebhookEndpointsTable.ForeignKeys[0].RefTable = UsersTable
 }

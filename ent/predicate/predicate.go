@@ -12,6 +12,9 @@ type APIKey func(*sql.Selector)
 // Delivery is the predicate function for delivery builders.
 type Delivery func(*sql.Selector)
 
+// DeliveryAttempt is the predicate function for deliveryattempt builders.
+type DeliveryAttempt func(*sql.Selector)
+
 // Event is the predicate function for event builders.
 type Event func(*sql.Selector)
 

@@ -159,6 +159,30 @@ func (f DeliveryMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutati
 	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.DeliveryMutation", m)
 }
 
+// The DeliveryAttemptQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type DeliveryAttemptQueryRuleFunc func(context.Context, *ent.DeliveryAttemptQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f DeliveryAttemptQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.DeliveryAttemptQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.DeliveryAttemptQuery", q)
+}
+
+// The DeliveryAttemptMutationRuleFunc type is an adapter to allow the use of ordinary
+// functions as a mutation rule.
+type DeliveryAttemptMutationRuleFunc func(context.Context, *ent.DeliveryAttemptMutation) error
+
+// EvalMutation calls f(ctx, m).
+func (f DeliveryAttemptMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation) error {
+	if m, ok := m.(*ent.DeliveryAttemptMutation); ok {
+		return f(ctx, m)
+	}
+	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.DeliveryAttemptMutation", m)
+}
+
 // The EventQueryRuleFunc type is an adapter to allow the use of ordinary
 // functions as a query rule.
 type EventQueryRuleFunc func(context.Context, *ent.EventQuery) error
@@ -318,6 +342,8 @@ func queryFilter(q ent.Query) (Filter, error) {
 		return q.Filter(), nil
 	case *ent.DeliveryQuery:
 		return q.Filter(), nil
+	case *ent.DeliveryAttemptQuery:
+		return q.Filter(), nil
 	case *ent.EventQuery:
 		return q.Filter(), nil
 	case *ent.ItemQuery:
@@ -338,6 +364,8 @@ func mutationFilter(m ent.Mutation) (Filter, error) {
 	case *ent.APIKeyMutation:
 		return m.Filter(), nil
 	case *ent.DeliveryMutation:
+		return m.Filter(), nil
+	case *ent.DeliveryAttemptMutation:
 		return m.Filter(), nil
 	case *ent.EventMutation:
 		return m.Filter(), nil

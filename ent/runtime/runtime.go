@@ -8,6 +8,7 @@ import (
 
 	"github.com/acme/itemsvc/ent/apikey"
 	"github.com/acme/itemsvc/ent/delivery"
+	"github.com/acme/itemsvc/ent/deliveryattempt"
 	"github.com/acme/itemsvc/ent/event"
 	"github.com/acme/itemsvc/ent/item"
 	"github.com/acme/itemsvc/ent/schema"
@@ -97,6 +98,45 @@ func init() {
 	delivery.DefaultID = deliveryDescID.Default.(func() string)
 	// delivery.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	delivery.IDValidator = deliveryDescID.Validators[0].(func(string) error)
+	deliveryattemptMixin := schema.DeliveryAttempt{}.Mixin()
+	deliveryattempt.Policy = privacy.NewPolicies(schema.DeliveryAttempt{})
+	deliveryattempt.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := deliveryattempt.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+	deliveryattemptMixinHooks1 := deliveryattemptMixin[1].Hooks()
+
+	deliveryattempt.Hooks[1] = deliveryattemptMixinHooks1[0]
+	deliveryattemptMixinFields0 := deliveryattemptMixin[0].Fields()
+	_ = deliveryattemptMixinFields0
+	deliveryattemptMixinFields1 := deliveryattemptMixin[1].Fields()
+	_ = deliveryattemptMixinFields1
+	deliveryattemptFields := schema.DeliveryAttempt{}.Fields()
+	_ = deliveryattemptFields
+	// deliveryattemptDescCreatedAt is the schema descriptor for created_at field.
+	deliveryattemptDescCreatedAt := deliveryattemptMixinFields1[0].Descriptor()
+	// deliveryattempt.DefaultCreatedAt holds the default value on creation for the created_at field.
+	deliveryattempt.DefaultCreatedAt = deliveryattemptDescCreatedAt.Default.(func() time.Time)
+	// deliveryattemptDescUpdatedAt is the schema descriptor for updated_at field.
+	deliveryattemptDescUpdatedAt := deliveryattemptMixinFields1[1].Descriptor()
+	// deliveryattempt.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	deliveryattempt.DefaultUpdatedAt = deliveryattemptDescUpdatedAt.Default.(func() time.Time)
+	// deliveryattempt.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	deliveryattempt.UpdateDefaultUpdatedAt = deliveryattemptDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// deliveryattemptDescError is the schema descriptor for error field.
+	deliveryattemptDescError := deliveryattemptFields[3].Descriptor()
+	// deliveryattempt.DefaultError holds the default value on creation for the error field.
+	deliveryattempt.DefaultError = deliveryattemptDescError.Default.(string)
+	// deliveryattemptDescID is the schema descriptor for id field.
+	deliveryattemptDescID := deliveryattemptMixinFields0[0].Descriptor()
+	// deliveryattempt.DefaultID holds the default value on creation for the id field.
+	deliveryattempt.DefaultID = deliveryattemptDescID.Default.(func() string)
+	// deliveryattempt.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	deliveryattempt.IDValidator = deliveryattemptDescID.Validators[0].(func(string) error)
 	eventMixin := schema.Event{}.Mixin()
 	event.Policy = privacy.NewPolicies(schema.Event{})
 	event.Hooks[0] = func(next ent.Mutator) ent.Mutator {

@@ -70,6 +70,7 @@ func (Delivery) Edges() []ent.Edge {
 			Unique().
 			Required().
 			Immutable(),
+		edge.To("attempt_log", DeliveryAttempt.Type),
 	}
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/acme/itemsvc/internal/ratelimit"
 	"github.com/acme/itemsvc/internal/sandbox"
 	"github.com/acme/itemsvc/internal/service"
+	"github.com/acme/itemsvc/internal/webhook"
 	"github.com/acme/itemsvc/rest"
 )
 
@@ -36,6 +37,8 @@ type App struct {
 	Metrics *prometheus.Registry
 	// Sandbox seeds and resets the demo data; nil unless SANDBOX=true.
 	Sandbox *sandbox.Sandbox
+	// Webhooks is the webhook dispatcher, run as a worker by Start.
+	Webhooks *webhook.Dispatcher
 
 	workers []Worker
 	limits  *ratelimit.Limits
@@ -59,6 +62,9 @@ type Options struct {
 	// WrapDriver, when set, wraps the database driver under the ent client
 	// (tests count statements with it).
 	WrapDriver func(dialect.Driver) dialect.Driver
+	// Webhooks tunes the webhook dispatcher (clock, timeouts, transport)
+	// and the resolver of its address guard.
+	Webhooks webhook.Options
 }
 
 // New opens and migrates the database and builds the service and router.
@@ -113,8 +119,25 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, db *databas
 	if cfg.Sandbox && sopts.KeyPrefix == "" {
 		sopts.KeyPrefix = auth.TestPrefix
 	}
+	// Webhooks: the guard checks receiver URLs at registration and at dial
+	// time; every committed item change wakes the dispatcher.
+	guard := webhook.NewGuard(cfg.WebhookAllowPrivate, opts.Webhooks.Lookup)
+	wopts := opts.Webhooks
+	wopts.Schedule = cfg.WebhookRetrySchedule
+	wopts.Logger = log
+	wopts.Metrics = a.Metrics
+	dispatcher := webhook.New(db.Client, db.Dialect, guard, wopts)
+	sopts.WebhookGuard = guard
+	if next := sopts.OnCommit; next != nil {
+		sopts.OnCommit = func() { dispatcher.Notify(); next() }
+	} else {
+		sopts.OnCommit = dispatcher.Notify
+	}
+
 	svc := service.New(db.Client, auth.NewTokens(secret, cfg.TokenTTL), sopts)
 	a.Service = svc
+	a.Webhooks = dispatcher
+	a.workers = append(a.workers, Worker{Name: "webhooks", Run: dispatcher.Run})
 
 	ropts := rest.Options{
 		Logger:         log,

@@ -143,6 +143,7 @@ func (s *Sandbox) reset(ctx context.Context, tx *ent.Tx, d deriver) error {
 		what string
 		del  func(context.Context) (int, error)
 	}{
+		{"delivery attempts", tx.DeliveryAttempt.Delete().Exec},
 		{"deliveries", tx.Delivery.Delete().Exec},
 		{"events", tx.Event.Delete().Exec},
 		{"webhook endpoints", tx.WebhookEndpoint.Delete().Exec},

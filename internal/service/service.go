@@ -13,6 +13,7 @@ import (
 	"github.com/acme/itemsvc/internal/apperr"
 	"github.com/acme/itemsvc/internal/auth"
 	"github.com/acme/itemsvc/internal/viewer"
+	"github.com/acme/itemsvc/internal/webhook"
 )
 
 // Options tune a Service; the zero value is the production default.
@@ -31,6 +32,9 @@ type Options struct {
 	LoginLimiter LoginLimiter
 	// Logger receives the service's warnings; default slog.Default().
 	Logger *slog.Logger
+	// WebhookGuard checks receiver URLs at registration (WEBHOOK_ALLOW_PRIVATE);
+	// default: no loopback, private or link-local addresses.
+	WebhookGuard *webhook.Guard
 }
 
 // Service implements the API's operations on one database.

@@ -1,0 +1,441 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"entgo.io/ent/dialect/sql"
+
+	"github.com/acme/itemsvc/ent"
+	"github.com/acme/itemsvc/ent/delivery"
+	"github.com/acme/itemsvc/ent/deliveryattempt"
+	"github.com/acme/itemsvc/ent/schema/pulid"
+	"github.com/acme/itemsvc/ent/webhookendpoint"
+	"github.com/acme/itemsvc/internal/apperr"
+	"github.com/acme/itemsvc/internal/webhook"
+)
+
+// Webhook bounds and rules (DESIGN §4).
+const (
+	MaxWebhookDescriptionLen = 500
+	// SecretRotationGrace is how long the previous secret keeps signing
+	// after a rotation, so receivers can switch without a gap.
+	SecretRotationGrace = 24 * time.Hour
+	// attemptsShown bounds the attempt log carried by each delivery of a page.
+	attemptsShown = 20
+)
+
+// WebhookInput is a set of endpoint fields; a nil field is absent. On create
+// URL is required; on update only the fields present change.
+type WebhookInput struct {
+	URL         *string
+	Description *string
+	Events      *[]string // empty: all events
+	Active      *bool
+}
+
+// WebhookPage is one page of endpoints and the count of all of them.
+type WebhookPage struct {
+	Webhooks []*ent.WebhookEndpoint
+	Total    int
+}
+
+// DeliveryParams select one page of an endpoint's delivery log.
+type DeliveryParams struct {
+	Page, Limit int
+	State       string // "" for any
+}
+
+// DeliveryPage is one page of deliveries, newest first, each with its latest
+// attempts, and the count of all matching ones.
+type DeliveryPage struct {
+	Deliveries []*ent.Delivery
+	Total      int
+}
+
+// ParsePageParams reads page and limit of a plain list (DESIGN §3 bounds).
+func ParsePageParams(q url.Values) (page, limit int, err error) {
+	if page, err = intParam(q, "page", 1, 1, maxPage); err != nil {
+		return 0, 0, err
+	}
+	if limit, err = intParam(q, "limit", DefaultLimit, 1, MaxLimit); err != nil {
+		return 0, 0, err
+	}
+	return page, limit, nil
+}
+
+// ParseDeliveryParams reads the query of a delivery log: page, limit, state.
+func ParseDeliveryParams(q url.Values) (DeliveryParams, error) {
+	var p DeliveryParams
+	var err error
+	if p.Page, p.Limit, err = ParsePageParams(q); err != nil {
+		return p, err
+	}
+	if v, ok := param(q, "state"); ok {
+		if delivery.StateValidator(delivery.State(v)) != nil {
+			return p, apperr.Validation("state", "must be one of: pending, succeeded, failed")
+		}
+		p.State = v
+	}
+	return p, nil
+}
+
+// normalize checks every present field, naming the first bad one; the URL is
+// checked against the address guard (no private networks).
+func (in *WebhookInput) normalize(ctx context.Context, guard *webhook.Guard) error {
+	if in.URL != nil {
+		u := strings.TrimSpace(*in.URL)
+		if err := guard.CheckURL(ctx, u); err != nil {
+			var ue *webhook.URLError
+			if errors.As(err, &ue) {
+				return apperr.Validation("url", ue.Reason)
+			}
+			return fmt.Errorf("check url: %w", err)
+		}
+		in.URL = &u
+	}
+	if in.Description != nil {
+		if err := checkText("description", *in.Description, MaxWebhookDescriptionLen); err != nil {
+			return err
+		}
+	}
+	if in.Events != nil {
+		events := []string{}
+		for _, e := range *in.Events {
+			if !slices.Contains(webhook.EventTypes, e) {
+				return apperr.Validation("events", "each must be one of: "+strings.Join(webhook.EventTypes, ", "))
+			}
+		}
+		for _, e := range webhook.EventTypes { // canonical order, no duplicates
+			if slices.Contains(*in.Events, e) {
+				events = append(events, e)
+			}
+		}
+		in.Events = &events
+	}
+	return nil
+}
+
+// ListWebhooks returns one page of the endpoints the viewer may see (an
+// admin: everyone's), newest first.
+func (s *Service) ListWebhooks(ctx context.Context, page, limit int) (WebhookPage, error) {
+	if _, err := requireViewer(ctx); err != nil {
+		return WebhookPage{}, err
+	}
+	q := s.db.WebhookEndpoint.Query()
+	total, err := q.Clone().Count(ctx)
+	if err != nil {
+		return WebhookPage{}, fmt.Errorf("count webhooks: %w", err)
+	}
+	out := WebhookPage{Total: total, Webhooks: []*ent.WebhookEndpoint{}}
+	offset := (page - 1) * limit
+	if offset >= total {
+		return out, nil
+	}
+	out.Webhooks, err = q.
+		Order(webhookendpoint.ByCreatedAt(sql.OrderDesc()), webhookendpoint.ByID(sql.OrderDesc())).
+		Offset(offset).Limit(limit).All(ctx)
+	if err != nil {
+		return WebhookPage{}, fmt.Errorf("list webhooks: %w", err)
+	}
+	return out, nil
+}
+
+// GetWebhook returns an endpoint the viewer may see.
+func (s *Service) GetWebhook(ctx context.Context, id string) (*ent.WebhookEndpoint, error) {
+	if _, err := requireViewer(ctx); err != nil {
+		return nil, err
+	}
+	return s.webhook(ctx, s.db, id)
+}
+
+// webhook reads an endpoint through c (the client or a transaction's),
+// explaining a miss as PERMISSION_DENIED or NOT_FOUND.
+func (s *Service) webhook(ctx context.Context, c *ent.Client, id string) (*ent.WebhookEndpoint, error) {
+	if !pulid.Valid("whk_", id) {
+		return nil, apperr.NotFound("webhook")
+	}
+	ep, err := c.WebhookEndpoint.Get(ctx, id)
+	if ent.IsNotFound(err) {
+		return nil, s.missingWebhook(ctx, id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get webhook: %w", err)
+	}
+	return ep, nil
+}
+
+// CreateWebhook registers an endpoint owned by the viewer with a fresh
+// secret. The returned endpoint carries the secret: show it now, never again.
+func (s *Service) CreateWebhook(ctx context.Context, in WebhookInput) (*ent.WebhookEndpoint, error) {
+	v, err := requireViewer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if in.URL == nil {
+		return nil, apperr.Validation("url", "is required")
+	}
+	if err := in.normalize(ctx, s.webhookGuard()); err != nil {
+		return nil, err
+	}
+	c := s.db.WebhookEndpoint.Create().
+		SetUserID(v.UserID).
+		SetURL(*in.URL).
+		SetSecret(webhook.NewSecret()).
+		SetEvents([]string{})
+	if in.Description != nil {
+		c.SetDescription(*in.Description)
+	}
+	if in.Events != nil {
+		c.SetEvents(*in.Events)
+	}
+	if in.Active != nil {
+		c.SetActive(*in.Active)
+	}
+	ep, err := c.Save(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("create webhook: %w", err)
+	}
+	return ep, nil
+}
+
+// UpdateWebhook changes the fields present in the input. Turning an endpoint
+// back on (active: true) resumes the deliveries that waited for it.
+func (s *Service) UpdateWebhook(ctx context.Context, id string, in WebhookInput) (*ent.WebhookEndpoint, error) {
+	if _, err := requireViewer(ctx); err != nil {
+		return nil, err
+	}
+	if err := in.normalize(ctx, s.webhookGuard()); err != nil {
+		return nil, err
+	}
+	var ep *ent.WebhookEndpoint
+	err := s.withTx(ctx, func(tx *ent.Tx) error {
+		cur, err := s.webhook(ctx, tx.Client(), id)
+		if err != nil {
+			return err
+		}
+		u := tx.WebhookEndpoint.UpdateOne(cur)
+		if in.URL != nil {
+			u.SetURL(*in.URL)
+		}
+		if in.Description != nil {
+			u.SetDescription(*in.Description)
+		}
+		if in.Events != nil {
+			u.SetEvents(*in.Events)
+		}
+		if in.Active != nil {
+			u.SetActive(*in.Active)
+		}
+		ep, err = u.Save(ctx)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("update webhook: %w", err)
+	}
+	return ep, nil
+}
+
+// DeleteWebhook removes an endpoint with its deliveries and their log; an
+// attempt in flight is not recorded.
+func (s *Service) DeleteWebhook(ctx context.Context, id string) error {
+	if _, err := requireViewer(ctx); err != nil {
+		return err
+	}
+	err := s.withTx(ctx, func(tx *ent.Tx) error {
+		ep, err := s.webhook(ctx, tx.Client(), id)
+		if err != nil {
+			return err
+		}
+		// Deliveries and attempts are the dispatcher's rows: the viewer's
+		// right to them is the right to the endpoint, checked just above.
+		sys := system(ctx)
+		if _, err := tx.DeliveryAttempt.Delete().
+			Where(deliveryattempt.HasDeliveryWith(delivery.EndpointID(ep.ID))).Exec(sys); err != nil {
+			return fmt.Errorf("delete attempts: %w", err)
+		}
+		if _, err := tx.Delivery.Delete().Where(delivery.EndpointID(ep.ID)).Exec(sys); err != nil {
+			return fmt.Errorf("delete deliveries: %w", err)
+		}
+		return tx.WebhookEndpoint.DeleteOne(ep).Exec(ctx)
+	})
+	if err != nil {
+		return fmt.Errorf("delete webhook: %w", err)
+	}
+	return nil
+}
+
+// RotateWebhookSecret gives an endpoint a new secret; the old one keeps
+// signing beside it for SecretRotationGrace. The returned endpoint carries the
+// new secret: show it now, never again.
+func (s *Service) RotateWebhookSecret(ctx context.Context, id string) (*ent.WebhookEndpoint, error) {
+	if _, err := requireViewer(ctx); err != nil {
+		return nil, err
+	}
+	var ep *ent.WebhookEndpoint
+	err := s.withTx(ctx, func(tx *ent.Tx) error {
+		cur, err := s.webhook(ctx, tx.Client(), id)
+		if err != nil {
+			return err
+		}
+		ep, err = tx.WebhookEndpoint.UpdateOne(cur).
+			SetPreviousSecret(cur.Secret).
+			SetPreviousSecretExpiresAt(time.Now().UTC().Add(SecretRotationGrace).Truncate(time.Microsecond)).
+			SetSecret(webhook.NewSecret()).
+			Save(ctx)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("rotate webhook secret: %w", err)
+	}
+	return ep, nil
+}
+
+// ListDeliveries returns one page of an endpoint's delivery log, newest
+// first, each delivery with its event and latest attempts.
+func (s *Service) ListDeliveries(ctx context.Context, webhookID string, p DeliveryParams) (DeliveryPage, error) {
+	if _, err := requireViewer(ctx); err != nil {
+		return DeliveryPage{}, err
+	}
+	if _, err := s.webhook(ctx, s.db, webhookID); err != nil {
+		return DeliveryPage{}, err
+	}
+	q := s.db.Delivery.Query().Where(delivery.EndpointID(webhookID))
+	if p.State != "" {
+		q.Where(delivery.StateEQ(delivery.State(p.State)))
+	}
+	total, err := q.Clone().Count(ctx)
+	if err != nil {
+		return DeliveryPage{}, fmt.Errorf("count deliveries: %w", err)
+	}
+	out := DeliveryPage{Total: total, Deliveries: []*ent.Delivery{}}
+	offset := (p.Page - 1) * p.Limit
+	if offset >= total {
+		return out, nil
+	}
+	out.Deliveries, err = q.
+		Order(delivery.ByCreatedAt(sql.OrderDesc()), delivery.ByID(sql.OrderDesc())).
+		Offset(offset).Limit(p.Limit).
+		WithEvent().
+		All(ctx)
+	if err != nil {
+		return DeliveryPage{}, fmt.Errorf("list deliveries: %w", err)
+	}
+	if err := s.loadAttempts(ctx, out.Deliveries...); err != nil {
+		return DeliveryPage{}, err
+	}
+	return out, nil
+}
+
+// loadAttempts fills each delivery's attempt log, newest first, at most
+// attemptsShown each, in one query (a delivery has about ten attempts at
+// most: the retry schedule plus manual retries).
+func (s *Service) loadAttempts(ctx context.Context, ds ...*ent.Delivery) error {
+	if len(ds) == 0 {
+		return nil
+	}
+	ids := make([]string, len(ds))
+	for i, d := range ds {
+		ids[i] = d.ID
+	}
+	atts, err := s.db.DeliveryAttempt.Query().
+		Where(deliveryattempt.DeliveryIDIn(ids...)).
+		Order(deliveryattempt.ByNumber(sql.OrderDesc())).
+		All(ctx)
+	if err != nil {
+		return fmt.Errorf("list attempts: %w", err)
+	}
+	byDelivery := map[string][]*ent.DeliveryAttempt{}
+	for _, a := range atts {
+		if len(byDelivery[a.DeliveryID]) < attemptsShown {
+			byDelivery[a.DeliveryID] = append(byDelivery[a.DeliveryID], a)
+		}
+	}
+	for _, d := range ds {
+		d.Edges.AttemptLog = byDelivery[d.ID]
+		if d.Edges.AttemptLog == nil {
+			d.Edges.AttemptLog = []*ent.DeliveryAttempt{}
+		}
+	}
+	return nil
+}
+
+// RetryDelivery schedules a delivery to be sent again now: a failed one gets
+// one more attempt, a succeeded one is sent again (receivers deduplicate on
+// webhook-id). A delivery being attempted right now is left as it is.
+func (s *Service) RetryDelivery(ctx context.Context, webhookID, deliveryID string) (*ent.Delivery, error) {
+	if _, err := requireViewer(ctx); err != nil {
+		return nil, err
+	}
+	var out *ent.Delivery
+	err := s.withTx(ctx, func(tx *ent.Tx) error {
+		ep, err := s.webhook(ctx, tx.Client(), webhookID)
+		if err != nil {
+			return err
+		}
+		if !pulid.Valid("dlv_", deliveryID) {
+			return apperr.NotFound("delivery")
+		}
+		d, err := tx.Delivery.Query().
+			Where(delivery.ID(deliveryID), delivery.EndpointID(ep.ID)).
+			Only(ctx)
+		if ent.IsNotFound(err) {
+			return apperr.NotFound("delivery")
+		}
+		if err != nil {
+			return fmt.Errorf("get delivery: %w", err)
+		}
+		if !ep.Active {
+			return apperr.Validation("active", "the webhook is disabled; enable it (PUT active: true) before retrying")
+		}
+		now := time.Now().UTC().Truncate(time.Microsecond)
+		if d.State == delivery.StatePending && d.ClaimedUntil != nil && d.ClaimedUntil.After(now) {
+			out = d // in flight: its result is about to be recorded
+			return nil
+		}
+		out, err = tx.Delivery.UpdateOne(d).
+			SetState(delivery.StatePending).
+			SetNextAttemptAt(now).
+			ClearClaimedUntil().
+			Save(system(ctx))
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("retry delivery: %w", err)
+	}
+	out.Edges.Event, err = s.db.Event.Get(system(ctx), out.EventID)
+	if err != nil {
+		return nil, fmt.Errorf("get event: %w", err)
+	}
+	if err := s.loadAttempts(ctx, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// missingWebhook explains why the viewer could not reach an endpoint:
+// another user's (PERMISSION_DENIED) or none at all (NOT_FOUND).
+func (s *Service) missingWebhook(ctx context.Context, id string) error {
+	exists, err := s.db.WebhookEndpoint.Query().Where(webhookendpoint.ID(id)).Exist(system(ctx))
+	if err != nil {
+		return fmt.Errorf("check webhook: %w", err)
+	}
+	if exists {
+		return apperr.PermissionDenied("the webhook belongs to another user")
+	}
+	return apperr.NotFound("webhook")
+}
+
+// webhookGuard is the address guard of receiver URLs; without one wired,
+// the strict default (no private networks, the system resolver).
+func (s *Service) webhookGuard() *webhook.Guard {
+	if s.opts.WebhookGuard != nil {
+		return s.opts.WebhookGuard
+	}
+	return webhook.NewGuard(false, nil)
+}

@@ -1,0 +1,533 @@
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"entgo.io/ent/dialect/sql"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/acme/itemsvc/ent"
+	"github.com/acme/itemsvc/ent/delivery"
+	"github.com/acme/itemsvc/ent/event"
+	"github.com/acme/itemsvc/ent/predicate"
+	"github.com/acme/itemsvc/ent/privacy"
+	"github.com/acme/itemsvc/ent/user"
+	"github.com/acme/itemsvc/ent/webhookendpoint"
+)
+
+// Options tune a Dispatcher; zero values take the production defaults.
+type Options struct {
+	// Schedule is the delay before each retry (WEBHOOK_RETRY_SCHEDULE); a
+	// delivery gets len(Schedule)+1 attempts, then it has failed.
+	Schedule []time.Duration
+	// Timeout bounds one attempt, answer included. Default 15s.
+	Timeout time.Duration
+	// PollInterval is how often due retries are looked for when no commit
+	// wakes the dispatcher. Default 1s.
+	PollInterval time.Duration
+	// DrainTimeout is how long in-flight attempts may finish after shutdown
+	// begins; those cut short are released unspent. Default 5s.
+	DrainTimeout time.Duration
+	// Lease is how long a claim lasts: a dispatcher that dies holding
+	// deliveries delays them by at most this. Default Timeout+DrainTimeout+10s.
+	Lease time.Duration
+	// Concurrency is the number of attempts in flight. Default 16.
+	Concurrency int
+	// BatchSize is the number of events fanned out per transaction. Default 100.
+	BatchSize int
+	// Now is the clock of schedules and claims. Default time.Now.
+	Now func() time.Time
+	// Jitter spreads a retry delay. Default ±10%.
+	Jitter func(time.Duration) time.Duration
+	// Transport sends the requests. Default the guard's transport.
+	Transport http.RoundTripper
+	// Lookup resolves receiver hosts for the address guard built by the
+	// app. Default the system resolver.
+	Lookup LookupFunc
+	// Logger receives the dispatcher's warnings. Default slog.Default().
+	Logger *slog.Logger
+	// Metrics registers the dispatcher's collectors; nil: none.
+	Metrics prometheus.Registerer
+}
+
+// Dispatcher moves outbox events to their receivers: it fans each event out
+// to the deliveries of the endpoints that want it, claims due deliveries,
+// sends them signed, and records every attempt. Several dispatchers (one per
+// replica) may share a PostgreSQL database: claims skip rows another holds.
+type Dispatcher struct {
+	db         *ent.Client
+	skipLocked bool
+	http       *http.Client
+	opts       Options
+	log        *slog.Logger
+	metrics    *metrics
+	wake       chan struct{}
+}
+
+// New returns a dispatcher over client; dialect is "postgres" or "sqlite"
+// (SQLite has one writer, so it needs no row locks).
+func New(client *ent.Client, dialect string, guard *Guard, opts Options) *Dispatcher {
+	if len(opts.Schedule) == 0 {
+		opts.Schedule = []time.Duration{5 * time.Second}
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = 15 * time.Second
+	}
+	if opts.PollInterval <= 0 {
+		opts.PollInterval = time.Second
+	}
+	if opts.DrainTimeout <= 0 {
+		opts.DrainTimeout = 5 * time.Second
+	}
+	if opts.Lease <= 0 {
+		opts.Lease = opts.Timeout + opts.DrainTimeout + 10*time.Second
+	}
+	if opts.Concurrency <= 0 {
+		opts.Concurrency = 16
+	}
+	if opts.BatchSize <= 0 {
+		opts.BatchSize = 100
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Jitter == nil {
+		opts.Jitter = jitter
+	}
+	if opts.Transport == nil {
+		opts.Transport = guard.Transport()
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	return &Dispatcher{
+		db:         client,
+		skipLocked: dialect == "postgres",
+		http: &http.Client{
+			Transport: opts.Transport,
+			// A redirect is an answer, not a delivery: following it would
+			// also leave the address checked at registration.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		},
+		opts:    opts,
+		log:     opts.Logger.With("component", "webhooks"),
+		metrics: newMetrics(opts.Metrics, client),
+		wake:    make(chan struct{}, 1),
+	}
+}
+
+// Notify wakes the dispatcher after a commit; it never blocks, and wake-ups
+// that arrive while it is busy fold into one.
+func (d *Dispatcher) Notify() {
+	select {
+	case d.wake <- struct{}{}:
+	default:
+	}
+}
+
+// system is the context of the dispatcher's own reads and writes: it acts for
+// no viewer, past the privacy policies that keep clients off the outbox.
+func system(ctx context.Context) context.Context {
+	return privacy.DecisionContext(ctx, privacy.Allow)
+}
+
+// now is the dispatcher's clock at the precision the databases keep.
+func (d *Dispatcher) now() time.Time {
+	return d.opts.Now().UTC().Truncate(time.Microsecond)
+}
+
+// Run dispatches until ctx is cancelled, then lets in-flight attempts finish
+// within DrainTimeout and releases those cut short, so that no delivery stays
+// claimed by a stopped server.
+func (d *Dispatcher) Run(ctx context.Context) {
+	sendCtx, stopSends := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopSends()
+	stopDrain := context.AfterFunc(ctx, func() {
+		time.AfterFunc(d.opts.DrainTimeout, stopSends)
+	})
+	defer stopDrain()
+
+	slots := make(chan struct{}, d.opts.Concurrency)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+
+	poll := time.NewTimer(d.opts.PollInterval)
+	defer poll.Stop()
+	for ctx.Err() == nil {
+		if d.step(ctx, sendCtx, slots, &wg) {
+			continue
+		}
+		poll.Reset(d.opts.PollInterval)
+		select {
+		case <-ctx.Done():
+		case <-d.wake:
+		case <-poll.C:
+		}
+	}
+}
+
+// step fans out pending events and starts as many due deliveries as there
+// are free slots. It reports whether more work is likely waiting.
+func (d *Dispatcher) step(ctx, sendCtx context.Context, slots chan struct{}, wg *sync.WaitGroup) bool {
+	fanned, err := d.fanOut(ctx)
+	if err != nil && ctx.Err() == nil {
+		d.log.WarnContext(ctx, "fan out events", "err", err)
+	}
+	free := cap(slots) - len(slots)
+	if free == 0 {
+		return false // a finishing attempt wakes us
+	}
+	claimed, err := d.claim(ctx, free)
+	if err != nil && ctx.Err() == nil {
+		d.log.WarnContext(ctx, "claim deliveries", "err", err)
+	}
+	for _, dl := range claimed {
+		slots <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d.attempt(ctx, sendCtx, dl)
+			<-slots
+			d.Notify()
+		}()
+	}
+	return fanned == d.opts.BatchSize || (len(claimed) == free && free > 0)
+}
+
+// fanOut turns a batch of undispatched events into one pending delivery per
+// interested endpoint and marks the events dispatched, in one transaction.
+// An endpoint is interested when it is active, belongs to the item's owner
+// or to an admin, subscribes to the type, and existed when the event did.
+func (d *Dispatcher) fanOut(ctx context.Context) (n int, err error) {
+	ctx = system(ctx)
+	// Look before taking a transaction: on SQLite every transaction takes
+	// the write lock, which an idle dispatcher must not keep taking.
+	if found, err := d.db.Event.Query().Where(event.DispatchedAtIsNil()).Exist(ctx); err != nil || !found {
+		return 0, err
+	}
+	tx, err := d.db.Tx(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("begin: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = tx.Rollback()
+		}
+	}()
+	q := tx.Event.Query().
+		Where(event.DispatchedAtIsNil()).
+		Order(event.ByCreatedAt(), event.ByID()).
+		Limit(d.opts.BatchSize)
+	if d.skipLocked {
+		q.ForUpdate(sql.WithLockAction(sql.SkipLocked))
+	}
+	events, err := q.All(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("select events: %w", err)
+	}
+	if len(events) == 0 {
+		return 0, tx.Rollback()
+	}
+	owners := make([]string, 0, len(events))
+	for _, ev := range events {
+		if !slices.Contains(owners, ev.UserID) {
+			owners = append(owners, ev.UserID)
+		}
+	}
+	endpoints, err := tx.WebhookEndpoint.Query().
+		Where(
+			webhookendpoint.Active(true),
+			webhookendpoint.Or(
+				webhookendpoint.UserIDIn(owners...),
+				webhookendpoint.HasOwnerWith(user.RoleEQ(user.RoleAdmin)),
+			),
+		).
+		WithOwner().
+		All(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("select endpoints: %w", err)
+	}
+	now := d.now()
+	var creates []*ent.DeliveryCreate
+	ids := make([]string, len(events))
+	for i, ev := range events {
+		ids[i] = ev.ID
+		for _, ep := range endpoints {
+			if wants(ep, ev) {
+				creates = append(creates, tx.Delivery.Create().
+					SetEndpointID(ep.ID).
+					SetEventID(ev.ID).
+					SetNextAttemptAt(now))
+			}
+		}
+	}
+	for chunk := range slices.Chunk(creates, 500) {
+		if err := tx.Delivery.CreateBulk(chunk...).Exec(ctx); err != nil {
+			return 0, fmt.Errorf("create deliveries: %w", err)
+		}
+	}
+	if err := tx.Event.Update().Where(event.IDIn(ids...)).SetDispatchedAt(now).Exec(ctx); err != nil {
+		return 0, fmt.Errorf("mark events dispatched: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, fmt.Errorf("commit: %w", err)
+	}
+	return len(events), nil
+}
+
+// wants reports whether an endpoint receives an event.
+func wants(ep *ent.WebhookEndpoint, ev *ent.Event) bool {
+	owner := ep.UserID == ev.UserID || (ep.Edges.Owner != nil && ep.Edges.Owner.Role == user.RoleAdmin)
+	subscribed := len(ep.Events) == 0 || slices.Contains(ep.Events, ev.Type)
+	return owner && subscribed && !ep.CreatedAt.After(ev.CreatedAt)
+}
+
+// claim takes up to n due deliveries of active endpoints for this dispatcher
+// until the lease ends. On PostgreSQL rows another dispatcher is claiming are
+// skipped, not waited for, and a committed claim hides a row from the others.
+func (d *Dispatcher) claim(ctx context.Context, n int) (claimed []*ent.Delivery, err error) {
+	ctx = system(ctx)
+	now := d.now()
+	if found, err := d.db.Delivery.Query().Where(due(now)...).Exist(ctx); err != nil || !found {
+		return nil, err
+	}
+	tx, err := d.db.Tx(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("begin: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = tx.Rollback()
+		}
+	}()
+	q := tx.Delivery.Query().
+		Where(due(now)...).
+		Order(delivery.ByNextAttemptAt(), delivery.ByID()).
+		Limit(n).
+		WithEvent().
+		WithEndpoint()
+	if d.skipLocked {
+		q.ForUpdate(sql.WithLockAction(sql.SkipLocked))
+	}
+	claimed, err = q.All(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("select deliveries: %w", err)
+	}
+	if len(claimed) == 0 {
+		return nil, tx.Rollback()
+	}
+	ids := make([]string, len(claimed))
+	for i, dl := range claimed {
+		ids[i] = dl.ID
+	}
+	if err := tx.Delivery.Update().Where(delivery.IDIn(ids...)).SetClaimedUntil(now.Add(d.opts.Lease)).Exec(ctx); err != nil {
+		return nil, fmt.Errorf("claim: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("commit: %w", err)
+	}
+	return claimed, nil
+}
+
+// due selects the deliveries to attempt at now: pending, their time come,
+// claimed by no live dispatcher, to an active endpoint.
+func due(now time.Time) []predicate.Delivery {
+	return []predicate.Delivery{
+		delivery.StateEQ(delivery.StatePending),
+		delivery.NextAttemptAtLTE(now),
+		delivery.Or(delivery.ClaimedUntilIsNil(), delivery.ClaimedUntilLT(now)),
+		delivery.HasEndpointWith(webhookendpoint.Active(true)),
+	}
+}
+
+// result is what one attempt came to.
+type result struct {
+	status   int // 0: no answer
+	header   http.Header
+	err      error
+	duration time.Duration
+}
+
+// attempt sends one claimed delivery and records the result, or releases the
+// claim when shutdown cut the attempt short.
+func (d *Dispatcher) attempt(ctx, sendCtx context.Context, dl *ent.Delivery) {
+	res := d.send(sendCtx, dl.Edges.Event, dl.Edges.Endpoint)
+	// Recording outlives shutdown: an attempt that was made is written down.
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if res.err != nil && sendCtx.Err() != nil {
+		if err := d.release(rctx, dl.ID); err != nil {
+			d.log.WarnContext(rctx, "release delivery", "delivery", dl.ID, "err", err)
+		}
+		return
+	}
+	if err := d.record(rctx, dl, res); err != nil {
+		d.log.WarnContext(rctx, "record delivery attempt", "delivery", dl.ID, "err", err)
+	}
+}
+
+// send POSTs the event to the endpoint with the Standard Webhooks headers.
+func (d *Dispatcher) send(ctx context.Context, ev *ent.Event, ep *ent.WebhookEndpoint) result {
+	if ev == nil || ep == nil {
+		return result{err: errors.New("delivery without its event or endpoint")}
+	}
+	payload, err := Payload(ev)
+	if err != nil {
+		return result{err: err}
+	}
+	ts := d.now()
+	sig, err := Sign(ev.ID, ts, payload, secrets(ep, ts)...)
+	if err != nil {
+		return result{err: err}
+	}
+	start := time.Now() // before the deadline is set: a timeout lasts at least Timeout
+	ctx, cancel := context.WithTimeout(ctx, d.opts.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ep.URL, bytes.NewReader(payload))
+	if err != nil {
+		return result{err: err}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "itemsvc-webhooks/1")
+	req.Header.Set(HeaderID, ev.ID)
+	req.Header.Set(HeaderTimestamp, fmt.Sprint(ts.Unix()))
+	req.Header.Set(HeaderSignature, sig)
+	resp, err := d.http.Do(req)
+	if err == nil {
+		// Read a little of the answer so the connection can be reused.
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		_ = resp.Body.Close()
+	}
+	res := result{err: err, duration: time.Since(start)}
+	if err == nil {
+		res.status, res.header = resp.StatusCode, resp.Header
+	}
+	d.metrics.latency.Observe(res.duration.Seconds())
+	return res
+}
+
+// outcome decides what follows an attempt numbered n, and when the next
+// attempt is due if there is one.
+func (d *Dispatcher) outcome(n int, res result, now time.Time) (string, time.Time) {
+	switch {
+	case res.err == nil && res.status >= 200 && res.status < 300:
+		return OutcomeSucceeded, time.Time{}
+	case res.err == nil && res.status == http.StatusGone:
+		return OutcomeDisabled, time.Time{}
+	case n > len(d.opts.Schedule):
+		return OutcomeFailed, time.Time{}
+	}
+	delay := d.opts.Jitter(d.opts.Schedule[n-1])
+	if ra, ok := retryAfter(res.status, res.header, now); ok {
+		delay = ra
+	}
+	return OutcomeRetrying, now.Add(delay)
+}
+
+// describe is the attempt's error as the delivery log shows it.
+func (d *Dispatcher) describe(res result) string {
+	switch {
+	case res.err == nil && res.status >= 200 && res.status < 300:
+		return ""
+	case res.err == nil:
+		return fmt.Sprintf("receiver answered %d %s", res.status, http.StatusText(res.status))
+	case errors.Is(res.err, ErrForbiddenAddress):
+		return "refused: the receiver's address is " + ErrForbiddenAddress.Error()
+	case errors.Is(res.err, context.DeadlineExceeded):
+		return fmt.Sprintf("no answer within %s", d.opts.Timeout)
+	}
+	msg := res.err.Error()
+	if len(msg) > 500 {
+		msg = msg[:500]
+	}
+	return msg
+}
+
+// record writes an attempt to the log and moves its delivery on: succeeded,
+// retrying at its next time, failed; a 410 also disables the endpoint.
+func (d *Dispatcher) record(ctx context.Context, dl *ent.Delivery, res result) (err error) {
+	ctx = system(ctx)
+	now := d.now()
+	n := dl.Attempts + 1
+	outcome, next := d.outcome(n, res, now)
+	msg := d.describe(res)
+	ms := int(res.duration.Milliseconds())
+	var status *int
+	if res.err == nil {
+		status = &res.status
+	}
+
+	tx, err := d.db.Tx(ctx)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = tx.Rollback()
+		}
+	}()
+	u := tx.Delivery.UpdateOneID(dl.ID).
+		SetAttempts(n).
+		SetLastError(msg).
+		SetLastDurationMs(ms).
+		ClearClaimedUntil()
+	if status != nil {
+		u.SetLastStatusCode(*status)
+	} else {
+		u.ClearLastStatusCode()
+	}
+	switch outcome {
+	case OutcomeSucceeded:
+		u.SetState(delivery.StateSucceeded)
+	case OutcomeRetrying:
+		u.SetNextAttemptAt(next)
+	default:
+		u.SetState(delivery.StateFailed)
+	}
+	if err := u.Exec(ctx); err != nil {
+		if ent.IsNotFound(err) {
+			// The endpoint was deleted during the attempt, its log with it.
+			return tx.Rollback()
+		}
+		return fmt.Errorf("update delivery: %w", err)
+	}
+	if err := tx.DeliveryAttempt.Create().
+		SetDeliveryID(dl.ID).
+		SetNumber(n).
+		SetNillableStatusCode(status).
+		SetError(msg).
+		SetDurationMs(ms).
+		Exec(ctx); err != nil {
+		return fmt.Errorf("log attempt: %w", err)
+	}
+	if outcome == OutcomeDisabled {
+		if err := tx.WebhookEndpoint.UpdateOneID(dl.EndpointID).SetActive(false).Exec(ctx); err != nil {
+			return fmt.Errorf("disable endpoint: %w", err)
+		}
+		d.log.InfoContext(ctx, "webhook endpoint answered 410 Gone: disabled", "endpoint", dl.EndpointID)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	d.metrics.outcomes.WithLabelValues(outcome).Inc()
+	return nil
+}
+
+// release gives a claimed delivery back untouched: the attempt was not made
+// (or not answered) because this server is stopping, so it is not counted.
+func (d *Dispatcher) release(ctx context.Context, id string) error {
+	err := d.db.Delivery.UpdateOneID(id).ClearClaimedUntil().Exec(system(ctx))
+	if ent.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
