@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -41,8 +42,26 @@ func serviceItem(t *testing.T, it any) map[string]any {
 	return m
 }
 
-// The lead adds GraphQL rows here (createItem, updateItem, deleteItem) once
-// the GraphQL API is merged.
+// gqlItemFields are the item fields a GraphQL mutation selects, named as REST names them.
+const gqlItemFields = `id name description status user_id: userID created_at: createdAt updated_at: updatedAt`
+
+// gqlItem runs a GraphQL operation as alice and returns the item at field.
+func gqlItem(t *testing.T, env *testutil.Env, query string, vars map[string]any, field string) map[string]any {
+	t.Helper()
+	r := env.Do(testutil.Request{Method: "POST", Path: "/graphql", Token: env.Alice.Token,
+		Body: map[string]any{"query": query, "variables": vars}})
+	var out struct {
+		Data   map[string]map[string]any `json:"data"`
+		Errors []any                     `json:"errors"`
+	}
+	if err := json.Unmarshal(r.Body, &out); err != nil || len(out.Errors) > 0 || out.Data[field] == nil {
+		t.Fatalf("GraphQL %s: %d %s", field, r.Status, r.Body)
+	}
+	return out.Data[field]
+}
+
+// changes are the ways to change an item: REST, GraphQL and direct
+// service calls all emit the same events.
 var changes = []struct {
 	name   string
 	change change
@@ -65,6 +84,27 @@ var changes = []struct {
 		r := env.Do(testutil.Request{Method: "DELETE", Path: "/v1/items/" + id, Token: env.Alice.Token})
 		if r.Status != http.StatusOK {
 			t.Fatalf("delete: %d %s", r.Status, r.Body)
+		}
+		return id, "item.deleted", was
+	}},
+	{"GraphQL create", func(t *testing.T, env *testutil.Env) (string, string, map[string]any) {
+		it := gqlItem(t, env, `mutation($in: ItemInput!) { createItem(input: $in) { `+gqlItemFields+` } }`,
+			map[string]any{"in": map[string]any{"name": "via GraphQL", "description": "g"}}, "createItem")
+		return it["id"].(string), "item.created", it
+	}},
+	{"GraphQL update", func(t *testing.T, env *testutil.Env) (string, string, map[string]any) {
+		id := env.CreateItem(env.Alice, "before")
+		it := gqlItem(t, env, `mutation($id: ID!, $in: ItemInput!) { updateItem(id: $id, input: $in) { `+gqlItemFields+` } }`,
+			map[string]any{"id": id, "in": map[string]any{"status": "archived"}}, "updateItem")
+		return id, "item.updated", it
+	}},
+	{"GraphQL delete carries the item as it was", func(t *testing.T, env *testutil.Env) (string, string, map[string]any) {
+		id := env.CreateItem(env.Alice, "doomed")
+		was := restItem(t, env.Do(testutil.Request{Method: "GET", Path: "/v1/items/" + id, Token: env.Alice.Token}))
+		r := env.Do(testutil.Request{Method: "POST", Path: "/graphql", Token: env.Alice.Token,
+			Body: map[string]any{"query": `mutation($id: ID!) { deleteItem(id: $id) }`, "variables": map[string]any{"id": id}}})
+		if r.Status != http.StatusOK || !strings.Contains(string(r.Body), `"deleteItem":"`+id+`"`) {
+			t.Fatalf("GraphQL delete: %d %s", r.Status, r.Body)
 		}
 		return id, "item.deleted", was
 	}},
