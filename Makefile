@@ -36,5 +36,15 @@ fuzz:
 	$(GO) test ./rest -run '^$$' -fuzz FuzzItemBodies -fuzztime $${FUZZTIME:-1m}
 	$(GO) test ./rest -run '^$$' -fuzz FuzzListQuery -fuzztime $${FUZZTIME:-1m}
 
+## bench: measure the server against the lean reference (bench/): SQLite, or PostgreSQL with
+## BENCH_DATABASE_URL; ARGS="-duration 5s -rows list,get" to narrow, ARGS=-write records BENCHMARKS.md
+bench:
+	$(GO) run ./bench/cmd/bench $(ARGS)
+
+.PHONY: bench-micro
+## bench-micro: the Go micro-benchmarks of the hot paths (token check, envelope, list query, router)
+bench-micro:
+	$(GO) test -run '^$$' -bench . -benchmem $${BENCH_PKGS:-./internal/service ./rest}
+
 clean:
 	rm -rf bin data test-output
