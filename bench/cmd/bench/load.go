@@ -195,37 +195,90 @@ type measurement struct {
 	PeakReset  bool  // false: PeakRSS is the process's lifetime peak
 }
 
-// measure warms a server up, then drives it with a closed loop of
-// o.conns connections for o.duration.
-func measure(ctx context.Context, p *process, r row, fx *fixture, o options) (measurement, error) {
-	tr := &http.Transport{
-		MaxIdleConns:        o.conns,
-		MaxIdleConnsPerHost: o.conns,
-		MaxConnsPerHost:     o.conns,
-		DisableCompression:  true,
-	}
-	defer tr.CloseIdleConnections()
-	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
-	if o.warmup > 0 {
-		if _, err := drive(ctx, client, p.base, r, fx, o.conns, o.warmup, 0); err != nil {
-			return measurement{}, err
-		}
-	}
-	reset := p.resetPeakRSS()
-	m, err := drive(ctx, client, p.base, r, fx, o.conns, o.duration, 1<<20)
-	if err != nil {
-		return m, err
-	}
-	m.PeakReset = reset
-	if rss, err := p.peakRSS(); err == nil {
-		m.PeakRSS = rss
-	}
-	return m, nil
+// tally collects one server's results over the slices of a row.
+type tally struct {
+	p       *process
+	client  *http.Client
+	lat     []time.Duration
+	elapsed time.Duration
+	errors  int
+	first   string
+	reset   bool
+	seq     int // numbers requests so that names and items differ across slices
 }
 
-// drive runs conns workers, each sending its next request as soon as the
-// previous one is answered, until d has passed.
-func drive(ctx context.Context, client *http.Client, base string, r row, fx *fixture, conns int, d time.Duration, seq int) (measurement, error) {
+// turns is how many turns the servers take within a row: alternating
+// short turns expose both to the same background load, so that the ratio
+// holds on a busy machine.
+const turns = 5
+
+// measureRow warms each server up, then drives them in alternating turns
+// with a closed loop of o.conns connections until each has had o.duration.
+// With a profiler, the first server's CPU profile covers its turns and its
+// allocation profile is taken at the end.
+func measureRow(ctx context.Context, procs []*process, r row, fx *fixture, o options, prof *profiler) ([]measurement, error) {
+	tallies := make([]*tally, len(procs))
+	for i, p := range procs {
+		tr := &http.Transport{
+			MaxIdleConns:        o.conns,
+			MaxIdleConnsPerHost: o.conns,
+			MaxConnsPerHost:     o.conns,
+			DisableCompression:  true,
+		}
+		defer tr.CloseIdleConnections()
+		t := &tally{p: p, client: &http.Client{Transport: tr, Timeout: 30 * time.Second}, seq: 1 << 20}
+		tallies[i] = t
+		if o.warmup > 0 {
+			if err := drive(ctx, t, r, fx, o.conns, o.warmup, false); err != nil {
+				return nil, err
+			}
+		}
+		t.reset = p.resetPeakRSS()
+	}
+	turn := o.duration / turns
+	for range turns {
+		for i, t := range tallies {
+			var profDone <-chan error
+			if prof != nil && i == 0 {
+				profDone = prof.cpu(ctx, t.p.name, r.name, turn)
+			}
+			if err := drive(ctx, t, r, fx, o.conns, turn, true); err != nil {
+				return nil, err
+			}
+			if profDone != nil {
+				if err := <-profDone; err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	if prof != nil {
+		if err := prof.allocs(ctx, r.name); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]measurement, len(tallies))
+	for i, t := range tallies {
+		m := measurement{Elapsed: t.elapsed, Errors: t.errors, FirstError: t.first, PeakReset: t.reset}
+		slices.Sort(t.lat)
+		m.Requests = len(t.lat)
+		if m.Requests > 0 {
+			m.RPS = float64(m.Requests) / m.Elapsed.Seconds()
+			m.P50 = t.lat[(len(t.lat)-1)*50/100]
+			m.P99 = t.lat[(len(t.lat)-1)*99/100]
+		}
+		if rss, err := t.p.peakRSS(); err == nil {
+			m.PeakRSS = rss
+		}
+		out[i] = m
+	}
+	return out, nil
+}
+
+// drive runs conns workers against one server, each sending its next request
+// as soon as the previous one is answered, until d has passed; with record
+// the results go into the tally.
+func drive(ctx context.Context, t *tally, r row, fx *fixture, conns int, d time.Duration, record bool) error {
 	type result struct {
 		lat      []time.Duration
 		errors   int
@@ -235,25 +288,26 @@ func drive(ctx context.Context, client *http.Client, base string, r row, fx *fix
 	results := make([]result, conns)
 	start := time.Now()
 	deadline := start.Add(d)
+	seq := t.seq
 	var wg sync.WaitGroup
 	for w := range conns {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			res := &results[w]
-			res.lat = make([]time.Duration, 0, 4096)
+			res.lat = make([]time.Duration, 0, 1024)
 			buf := bytes.NewBuffer(make([]byte, 0, 16<<10))
 			for n := seq; ; n++ {
 				if ctx.Err() != nil || !time.Now().Before(deadline) {
 					return
 				}
-				req, err := r.request(base, fx, w, n, conns)
+				req, err := r.request(t.p.base, fx, w, n, conns)
 				if err != nil {
 					res.err = err
 					return
 				}
 				t0 := time.Now()
-				resp, err := client.Do(req.WithContext(ctx))
+				resp, err := t.client.Do(req.WithContext(ctx))
 				var msg string
 				if err == nil {
 					buf.Reset()
@@ -279,27 +333,26 @@ func drive(ctx context.Context, client *http.Client, base string, r row, fx *fix
 		}()
 	}
 	wg.Wait()
-	m := measurement{Elapsed: time.Since(start)}
+	elapsed := time.Since(start)
 	if err := ctx.Err(); err != nil {
-		return m, err
+		return err
 	}
-	var all []time.Duration
 	for _, res := range results {
 		if res.err != nil {
-			return m, res.err
+			return res.err
 		}
-		all = append(all, res.lat...)
-		m.Errors += res.errors
-		if m.FirstError == "" {
-			m.FirstError = res.firstErr
+		t.seq = max(t.seq, seq+len(res.lat))
+	}
+	if !record {
+		return nil
+	}
+	t.elapsed += elapsed
+	for _, res := range results {
+		t.lat = append(t.lat, res.lat...)
+		t.errors += res.errors
+		if t.first == "" {
+			t.first = res.firstErr
 		}
 	}
-	slices.Sort(all)
-	m.Requests = len(all)
-	if m.Requests > 0 {
-		m.RPS = float64(m.Requests) / m.Elapsed.Seconds()
-		m.P50 = all[(len(all)-1)*50/100]
-		m.P99 = all[(len(all)-1)*99/100]
-	}
-	return m, nil
+	return nil
 }

@@ -18,10 +18,19 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
 )
+
+func names(procs []*process) []string {
+	out := make([]string, len(procs))
+	for i, p := range procs {
+		out[i] = p.name
+	}
+	return out
+}
 
 // options are the command line of a run.
 type options struct {
@@ -32,13 +41,14 @@ type options struct {
 	write            bool
 	out              string
 	keep             bool
+	profile          string // folder for the server's CPU and allocation profiles, "" for none
 	databaseURL      string // BENCH_DATABASE_URL: PostgreSQL to run on instead of SQLite
 }
 
 func main() {
 	var o options
 	var rows string
-	flag.DurationVar(&o.duration, "duration", 10*time.Second, "measured time per row and server")
+	flag.DurationVar(&o.duration, "duration", 10*time.Second, "measured time per row and server, taken in 5 alternating turns")
 	flag.DurationVar(&o.warmup, "warmup", 2*time.Second, "unmeasured load before each measurement")
 	flag.IntVar(&o.conns, "conns", 32, "concurrent connections (closed loop: one request in flight each)")
 	flag.IntVar(&o.users, "users", 10, "seeded users, each with an API key")
@@ -47,6 +57,7 @@ func main() {
 	flag.BoolVar(&o.write, "write", false, "record the results in BENCHMARKS.md (newest run first)")
 	flag.StringVar(&o.out, "out", "BENCHMARKS.md", "file that -write records into")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work folder (binaries, database, server logs)")
+	flag.StringVar(&o.profile, "profile", "", "write the server's CPU and allocation profiles of each row into this folder\n(builds the server with -tags benchpprof; profiling slows the server, so its figures are not results)")
 	flag.Parse()
 	o.databaseURL = os.Getenv("BENCH_DATABASE_URL")
 	for _, r := range strings.Split(rows, ",") {
@@ -88,7 +99,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	progress := func(format string, a ...any) { fmt.Fprintf(stderr, "bench: "+format+"\n", a...) }
 
 	progress("building the server and the reference")
-	bins, err := build(ctx, root, work)
+	bins, err := build(ctx, root, work, o.profile != "")
 	if err != nil {
 		return err
 	}
@@ -99,6 +110,13 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	defer db.drop()
 
 	env := serverEnv(db.url)
+	var prof *profiler
+	if o.profile != "" {
+		if prof, err = newProfiler(o.profile); err != nil {
+			return err
+		}
+		env = append(env, "BENCH_PPROF_ADDR="+prof.addr)
+	}
 	progress("seeding %s: %d users, %d items", db.dialect, o.users, o.items)
 	fx, err := seed(ctx, bins.server, env, db, o.users, o.items)
 	if err != nil {
@@ -145,25 +163,27 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 			res.Rows = append(res.Rows, row)
 			continue
 		}
-		for i, p := range targets {
-			if r.serverOnly && p == ref {
-				continue
-			}
-			progress("%s on the %s for %s", r.title, p.name, o.duration)
-			m, err := measure(ctx, p, r, fx, o)
-			if err != nil {
-				return fmt.Errorf("%s on the %s: %w", r.title, p.name, err)
-			}
-			if i == 0 {
-				row.Server = m
-			} else {
-				row.Reference = m
-			}
+		procs := targets
+		if r.serverOnly {
+			procs = targets[:1]
+		}
+		progress("%s: %s on the %s", r.title, o.duration, strings.Join(names(procs), " and the "))
+		ms, err := measureRow(ctx, procs, r, fx, o, prof)
+		if err != nil {
+			return fmt.Errorf("%s: %w", r.title, err)
+		}
+		row.Server = ms[0]
+		if len(ms) > 1 {
+			row.Reference = ms[1]
 		}
 		res.Rows = append(res.Rows, row)
 	}
 	res.finish()
 	printResult(stdout, res)
+	if prof != nil {
+		fmt.Fprintf(stdout, "\nprofiles of the server in %s (profiling slowed it: the figures above are not results); read them with\n  go tool pprof -top %s\n",
+			o.profile, filepath.Join(o.profile, "<row>.cpu.*.pprof"))
+	}
 	if o.write {
 		machine, err := describeMachine(root)
 		if err != nil {

@@ -35,10 +35,16 @@ func moduleRoot() (string, error) {
 type binaries struct{ server, reference string }
 
 // build compiles the two servers as they would be deployed.
-func build(ctx context.Context, root, work string) (binaries, error) {
+// With profiling the server also gets the bench-only pprof listener
+// (cmd/server/pprof_bench.go).
+func build(ctx context.Context, root, work string, profiling bool) (binaries, error) {
 	b := binaries{server: filepath.Join(work, "server"), reference: filepath.Join(work, "reference")}
-	for _, t := range []struct{ out, pkg string }{{b.server, "./cmd/server"}, {b.reference, "./bench/reference"}} {
-		cmd := exec.CommandContext(ctx, "go", "build", "-o", t.out, t.pkg)
+	tags := ""
+	if profiling {
+		tags = "benchpprof"
+	}
+	for _, t := range []struct{ out, pkg, tags string }{{b.server, "./cmd/server", tags}, {b.reference, "./bench/reference", ""}} {
+		cmd := exec.CommandContext(ctx, "go", "build", "-tags="+t.tags, "-o", t.out, t.pkg)
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return b, fmt.Errorf("go build %s: %w\n%s", t.pkg, err, out)
