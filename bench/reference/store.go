@@ -35,8 +35,8 @@ const itemColumns = `id, created_at, updated_at, name, description, status, user
 func newQueries(dialect string) queries {
 	q := queries{
 		keyState: `SELECT api_keys.user_id, api_keys.revoked_at IS NOT NULL, users.role FROM api_keys JOIN users ON users.id = api_keys.user_id WHERE api_keys.id = ?`,
-		countOwn: `SELECT COUNT(id) FROM items WHERE user_id = ?`,
-		countAll: `SELECT COUNT(id) FROM items`,
+		countOwn: `SELECT COUNT(*) FROM items WHERE user_id = ?`,
+		countAll: `SELECT COUNT(*) FROM items`,
 		pageOwn:  `SELECT ` + itemColumns + ` FROM items WHERE user_id = ? ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`,
 		pageAll:  `SELECT ` + itemColumns + ` FROM items ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`,
 		getOwn:   `SELECT ` + itemColumns + ` FROM items WHERE id = ? AND user_id = ?`,
