@@ -96,8 +96,14 @@ func writeJSON(c *gin.Context, status int, v any) {
 	c.Abort()
 }
 
-// logger is the request's logger, carrying its request id.
+// logger is the request's logger, carrying its request id (made on demand:
+// only failures and panics need it).
 func logger(c *gin.Context) *slog.Logger {
+	return baseLogger(c).With("request_id", c.GetString(requestIDKey))
+}
+
+// baseLogger is the router's logger, without request attributes.
+func baseLogger(c *gin.Context) *slog.Logger {
 	if l, ok := c.Get(loggerKey); ok {
 		if l, ok := l.(*slog.Logger); ok {
 			return l
