@@ -42,6 +42,7 @@ type options struct {
 	out              string
 	keep             bool
 	profile          string // folder for the server's CPU and allocation profiles, "" for none
+	note             string
 	databaseURL      string // BENCH_DATABASE_URL: PostgreSQL to run on instead of SQLite
 }
 
@@ -57,6 +58,7 @@ func main() {
 	flag.BoolVar(&o.write, "write", false, "record the results in BENCHMARKS.md (newest run first)")
 	flag.StringVar(&o.out, "out", "BENCHMARKS.md", "file that -write records into")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work folder (binaries, database, server logs)")
+	flag.StringVar(&o.note, "note", "", "a remark recorded with the run (for example what else loaded the machine)")
 	flag.StringVar(&o.profile, "profile", "", "write the server's CPU and allocation profiles of each row into this folder\n(builds the server with -tags benchpprof; profiling slows the server, so its figures are not results)")
 	flag.Parse()
 	o.databaseURL = os.Getenv("BENCH_DATABASE_URL")
@@ -150,6 +152,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		Duration: o.duration,
 		Warmup:   o.warmup,
 		Started:  time.Now().UTC(),
+		Note:     o.note,
 	}
 	targets := []*process{srv, ref}
 	for _, r := range selected {

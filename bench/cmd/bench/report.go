@@ -26,6 +26,7 @@ type runResult struct {
 	Duration time.Duration
 	Warmup   time.Duration
 	Started  time.Time
+	Note     string // -note: what the figures should be read with
 	Rows     []rowResult
 }
 
@@ -152,6 +153,9 @@ func (r runResult) table(w io.Writer, markdown bool) {
 // printResult writes the run to the terminal.
 func printResult(w io.Writer, r runResult) {
 	fmt.Fprintf(w, "\nconfiguration: %s\n", r.Config)
+	if r.Note != "" {
+		fmt.Fprintf(w, "note: %s\n", r.Note)
+	}
 	fmt.Fprintf(w, "database: %s, %d users, %d items; %d connections, closed loop; %s per row and server after %s warmup\n\n",
 		r.Dialect, r.Users, r.Items, r.Conns, r.Duration, r.Warmup)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -237,6 +241,9 @@ func writeMarkdown(path string, r runResult, m machine) error {
 	fmt.Fprintf(&b, "%s%s, commit %s\n\n", runMarker, r.Started.Format("2006-01-02 15:04 UTC"), m.Commit)
 	fmt.Fprintf(&b, "- machine: %d CPUs, %s; %s\n", m.CPUs, m.Model, m.Go)
 	fmt.Fprintf(&b, "- configuration: %s\n", r.Config)
+	if r.Note != "" {
+		fmt.Fprintf(&b, "- note: %s\n", r.Note)
+	}
 	fmt.Fprintf(&b, "- database: %s, %d users, %d items; %d connections, closed loop; %s per row and server after %s warmup\n\n",
 		r.Dialect, r.Users, r.Items, r.Conns, r.Duration, r.Warmup)
 	r.table(&b, true)
