@@ -70,8 +70,11 @@ func dollarPlaceholders(s string) string {
 	return b.String()
 }
 
-// openStore opens the database as internal/database does: SQLite in WAL mode
-// with immediate write transactions and a pool of 8, or PostgreSQL via pgx.
+// openStore opens the database with the settings of a plain server: SQLite
+// with the product's pragmas (WAL, immediate write transactions) and a pool
+// of 8, PostgreSQL via pgx with a pool of 20. The pool stays fixed: it is the
+// yardstick, and how the product sizes its own pool is part of what is
+// measured.
 func openStore(rawURL string) (*store, error) {
 	var db *sql.DB
 	var err error
