@@ -89,7 +89,7 @@ func TestWriteMarkdown(t *testing.T) {
 	if strings.Index(s, "2026-01-02") > strings.Index(s, "2026-01-01") {
 		t.Errorf("newest run is not first:\n%s", s)
 	}
-	for _, want := range []string{"| GET /v1/items?limit=20 | 900 | 0.90 |", "skipped: POST /graphql answers 404", "2 CPUs, Test CPU", "commit abc1234", "run 1"} {
+	for _, want := range []string{"| GET /v1/items?limit=20 | 900 | 0.900 |", "skipped: POST /graphql answers 404", "2 CPUs, Test CPU", "commit abc1234", "run 1"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("lacks %q:\n%s", want, s)
 		}

@@ -125,6 +125,12 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		return err
 	}
 
+	// Described before the load generator is pinned, which would make it see
+	// one CPU.
+	machine, err := describeMachine(root)
+	if err != nil {
+		return err
+	}
 	pin := detectPinning()
 	srv, err := startProcess(ctx, "server", pin.serverCPU, work, env, bins.server, "serve")
 	if err != nil {
@@ -188,10 +194,6 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 			o.profile, filepath.Join(o.profile, "<row>.cpu.*.pprof"))
 	}
 	if o.write {
-		machine, err := describeMachine(root)
-		if err != nil {
-			return err
-		}
 		if err := writeMarkdown(o.out, res, machine); err != nil {
 			return err
 		}

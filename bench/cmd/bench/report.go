@@ -68,6 +68,15 @@ func ratio(a, b float64) string {
 	return fmt.Sprintf("%.2f", a/b)
 }
 
+// throughputRatio has three decimals: the targets are two-decimal bounds,
+// and 0.846 shown as 0.85 beside "MISS: < 0.85×" reads as a contradiction.
+func throughputRatio(a, b float64) string {
+	if b == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.3f", a/b)
+}
+
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f", float64(d.Microseconds())/1000) }
 
 func mib(b int64) string {
@@ -132,7 +141,7 @@ func (r runResult) table(w io.Writer, markdown bool) {
 		}
 		line([]string{
 			row.Row.title,
-			fmt.Sprintf("%.0f", s.RPS), ratio(s.RPS, ref.RPS), target,
+			fmt.Sprintf("%.0f", s.RPS), throughputRatio(s.RPS, ref.RPS), target,
 			ms(s.P50), ratio(float64(s.P50), float64(ref.P50)),
 			ms(s.P99), ratio(float64(s.P99), float64(ref.P99)),
 			fmt.Sprintf("%d", s.Errors),
