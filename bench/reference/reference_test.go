@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -10,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/acme/itemsvc/internal/auth"
+	"github.com/acme/itemsvc/internal/config"
 	"github.com/acme/itemsvc/internal/testutil"
 )
 
@@ -30,16 +29,12 @@ type envelope struct {
 // same database, with the same token, each measured request answers the
 // same status and data as the server, and writes its outbox event.
 func TestReferenceMatchesServer(t *testing.T) {
-	env := testutil.New(t)
+	secret := []byte("reference-test-secret-0123456789abcdef")
+	env := testutil.New(t, testutil.WithConfig(func(c *config.Config) { c.JWTSecret = string(secret) }))
 	for _, name := range []string{"one", "two", "three"} {
 		env.CreateItem(env.Alice, name)
 	}
 	bobs := env.CreateItem(env.Bob, "bob's")
-	ctx := context.Background()
-	secret, err := auth.SigningSecret(ctx, env.App.DB.Client, env.App.Config.JWTSecret)
-	if err != nil {
-		t.Fatal(err)
-	}
 	st, err := openStore(env.App.Config.DatabaseURL)
 	if err != nil {
 		t.Fatal(err)
