@@ -31,11 +31,6 @@ lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go') && exit 1)
 	$(GO) vet ./...
 
-## fuzz: fuzz the item endpoints for a while (FUZZTIME=1m)
-fuzz:
-	$(GO) test ./rest -run '^$$' -fuzz FuzzItemBodies -fuzztime $${FUZZTIME:-1m}
-	$(GO) test ./rest -run '^$$' -fuzz FuzzListQuery -fuzztime $${FUZZTIME:-1m}
-
 ## bench: measure the server against the lean reference (bench/): SQLite, or PostgreSQL with
 ## BENCH_DATABASE_URL; ARGS="-duration 5s -rows list,get" to narrow, ARGS=-write records BENCHMARKS.md
 bench:
@@ -45,6 +40,11 @@ bench:
 ## bench-micro: the Go micro-benchmarks of the hot paths (token check, envelope, list query, router)
 bench-micro:
 	$(GO) test -run '^$$' -bench . -benchmem $${BENCH_PKGS:-./internal/service ./rest}
+
+## fuzz: fuzz the item endpoints for a while (FUZZTIME=1m)
+fuzz:
+	$(GO) test ./rest -run '^$$' -fuzz FuzzItemBodies -fuzztime $${FUZZTIME:-1m}
+	$(GO) test ./rest -run '^$$' -fuzz FuzzListQuery -fuzztime $${FUZZTIME:-1m}
 
 clean:
 	rm -rf bin data test-output
