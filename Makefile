@@ -31,6 +31,16 @@ lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go') && exit 1)
 	$(GO) vet ./...
 
+## bench: measure the server against the lean reference (bench/): SQLite, or PostgreSQL with
+## BENCH_DATABASE_URL; ARGS="-duration 5s -rows list,get" to narrow, ARGS=-write records BENCHMARKS.md
+bench:
+	$(GO) run ./bench/cmd/bench $(ARGS)
+
+.PHONY: bench-micro
+## bench-micro: the Go micro-benchmarks of the hot paths (token check, envelope, list query, router)
+bench-micro:
+	$(GO) test -run '^$$' -bench . -benchmem $${BENCH_PKGS:-./internal/service ./rest}
+
 ## fuzz: fuzz the item endpoints for a while (FUZZTIME=1m)
 fuzz:
 	$(GO) test ./rest -run '^$$' -fuzz FuzzItemBodies -fuzztime $${FUZZTIME:-1m}

@@ -1,10 +1,12 @@
 package rest
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -88,23 +90,45 @@ func renderError(c *gin.Context, err error) {
 	})
 }
 
+// bufferPool holds encoding buffers across requests: json.Marshal would
+// grow a fresh buffer and then copy the body out of it on every response.
+var bufferPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooledBuffer keeps an occasional huge response from pinning memory.
+const maxPooledBuffer = 64 << 10
+
 func writeJSON(c *gin.Context, status int, v any) {
-	body, err := json.Marshal(v)
-	if err != nil {
+	buf := bufferPool.Get().(*bytes.Buffer)
+	defer func() {
+		if buf.Cap() <= maxPooledBuffer {
+			buf.Reset()
+			bufferPool.Put(buf)
+		}
+	}()
+	buf.Reset()
+	if err := json.NewEncoder(buf).Encode(v); err != nil {
 		// Only a programming error gets here; answer without the failed value.
 		logger(c).ErrorContext(c.Request.Context(), "encode response", "err", err)
 		status = http.StatusInternalServerError
-		body, _ = json.Marshal(failure{
+		buf.Reset()
+		_ = json.NewEncoder(buf).Encode(failure{
 			Error: errorBody{Code: apperr.CodeInternal, Message: "internal error", Details: map[string]any{}},
 			Meta:  newMeta(c),
 		})
 	}
-	c.Data(status, "application/json; charset=utf-8", body)
+	// Encode ends the value with a newline that Marshal does not write.
+	c.Data(status, "application/json; charset=utf-8", bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
 	c.Abort()
 }
 
-// logger is the request's logger, carrying its request id.
+// logger is the request's logger, carrying its request id (made on demand:
+// only failures and panics need it).
 func logger(c *gin.Context) *slog.Logger {
+	return baseLogger(c).With("request_id", c.GetString(requestIDKey))
+}
+
+// baseLogger is the router's logger, without request attributes.
+func baseLogger(c *gin.Context) *slog.Logger {
 	if l, ok := c.Get(loggerKey); ok {
 		if l, ok := l.(*slog.Logger); ok {
 			return l

@@ -1,0 +1,358 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// row is one measured request kind.
+type row struct {
+	name, title string
+	// serverOnly rows have no counterpart in the reference (GraphQL); their
+	// ratio is to the server's REST list of the same run.
+	serverOnly bool
+	// minRatio is the target throughput ratio; maxP99 the latency bound (0: none).
+	minRatio float64
+	maxP99   time.Duration
+	status   int
+	// request builds the n-th request of worker w.
+	request func(base string, fx *fixture, w, n, conns int) (*http.Request, error)
+	// check looks at a body whose status was right; "" when it is good.
+	check func(body []byte) string
+}
+
+const graphqlQuery = `{ items(first: 20) { totalCount edges { node { id name description status userID createdAt updatedAt } } } }`
+
+// rows are the measured requests, reads first so that the writes of one
+// server never change what the other reads.
+var rows = []row{
+	{
+		name: "list", title: "GET /v1/items?limit=20", minRatio: 0.85, maxP99: 15 * time.Millisecond, status: http.StatusOK,
+		request: func(base string, fx *fixture, w, n, conns int) (*http.Request, error) {
+			return authed("GET", base+"/v1/items?limit=20", fx.token(w), nil)
+		},
+		check: wantSubstring(`"total":`),
+	},
+	{
+		name: "get", title: "GET /v1/items/{id}", minRatio: 0.8, maxP99: 15 * time.Millisecond, status: http.StatusOK,
+		request: func(base string, fx *fixture, w, n, conns int) (*http.Request, error) {
+			return authed("GET", base+"/v1/items/"+fx.item(w, n, conns), fx.token(w), nil)
+		},
+	},
+	{
+		name: "graphql", title: "POST /graphql items(first: 20) + totalCount", serverOnly: true, minRatio: 0.8, status: http.StatusOK,
+		request: func(base string, fx *fixture, w, n, conns int) (*http.Request, error) {
+			return authed("POST", base+"/graphql", fx.token(w), jsonBody(map[string]string{"query": graphqlQuery}))
+		},
+		check: func(body []byte) string {
+			if bytes.Contains(body, []byte(`"errors"`)) || !bytes.Contains(body, []byte(`"totalCount"`)) {
+				return "GraphQL errors or no totalCount: " + truncate(body)
+			}
+			return ""
+		},
+	},
+	{
+		name: "create", title: "POST /v1/items", minRatio: 0.7, status: http.StatusCreated,
+		request: func(base string, fx *fixture, w, n, conns int) (*http.Request, error) {
+			return authed("POST", base+"/v1/items", fx.token(w), jsonBody(map[string]string{
+				"name":        fmt.Sprintf("Bench item %d-%d", w, n),
+				"description": "Created by the benchmark.",
+			}))
+		},
+	},
+	{
+		name: "update", title: "PUT /v1/items/{id}", minRatio: 0.7, status: http.StatusOK,
+		request: func(base string, fx *fixture, w, n, conns int) (*http.Request, error) {
+			return authed("PUT", base+"/v1/items/"+fx.item(w, n, conns), fx.token(w), jsonBody(map[string]string{
+				"name": fmt.Sprintf("Renamed %d-%d", w, n),
+			}))
+		},
+	},
+}
+
+func rowNames() []string {
+	names := make([]string, len(rows))
+	for i, r := range rows {
+		names[i] = r.name
+	}
+	return names
+}
+
+// selectRows returns the named rows in their standard order.
+func selectRows(names []string) ([]row, error) {
+	var out []row
+	for _, r := range rows {
+		if slices.Contains(names, r.name) {
+			out = append(out, r)
+		}
+	}
+	for _, n := range names {
+		if !slices.Contains(rowNames(), n) {
+			return nil, fmt.Errorf("unknown row %q; want some of %s", n, strings.Join(rowNames(), ","))
+		}
+	}
+	return out, nil
+}
+
+// skip says why a row cannot run on this build: GraphQL answers 404 until
+// the GraphQL endpoint is part of the server.
+func (r row) skip(ctx context.Context, base string, fx *fixture) string {
+	if r.name != "graphql" {
+		return ""
+	}
+	req, err := r.request(base, fx, 0, 0, 1)
+	if err != nil {
+		return err.Error()
+	}
+	res, err := http.DefaultClient.Do(req.WithContext(ctx))
+	if err != nil {
+		return err.Error()
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	switch {
+	case res.StatusCode == http.StatusNotFound:
+		return "POST /graphql answers 404: the server has no GraphQL endpoint yet"
+	case res.StatusCode != r.status:
+		return fmt.Sprintf("POST /graphql answers %d: %s", res.StatusCode, truncate(body))
+	}
+	if msg := r.check(body); msg != "" {
+		return msg
+	}
+	return ""
+}
+
+func authed(method, url, token string, body []byte) (*http.Request, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequest(method, url, rd)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	return req, nil
+}
+
+// jsonBody encodes a request body (keys in sorted order).
+func jsonBody(v map[string]string) []byte {
+	b, _ := json.Marshal(v) // a map of strings always encodes
+	return b
+}
+
+func wantSubstring(s string) func([]byte) string {
+	return func(body []byte) string {
+		if !bytes.Contains(body, []byte(s)) {
+			return "body lacks " + s + ": " + truncate(body)
+		}
+		return ""
+	}
+}
+
+func truncate(b []byte) string {
+	if len(b) > 200 {
+		return string(b[:200]) + "…"
+	}
+	return string(b)
+}
+
+// token is the token of worker w's user: workers are spread over users.
+func (fx *fixture) token(w int) string { return fx.tokens[w%len(fx.tokens)] }
+
+// item is the n-th item of worker w: an item of its user, taken from a
+// share no other worker of that user touches, so updates never contend for
+// one row.
+func (fx *fixture) item(w, n, conns int) string {
+	users := len(fx.tokens)
+	ids := fx.items[w%users]
+	share := max(1, (conns+users-1)/users)
+	k := w / users
+	per := max(1, len(ids)/share)
+	return ids[(k*per+n%per)%len(ids)]
+}
+
+// measurement is what one server did for one row.
+type measurement struct {
+	Requests   int
+	Elapsed    time.Duration
+	RPS        float64
+	P50, P99   time.Duration
+	Errors     int
+	FirstError string
+	PeakRSS    int64 // bytes; 0 when unknown
+	PeakReset  bool  // false: PeakRSS is the process's lifetime peak
+}
+
+// tally collects one server's results over the slices of a row.
+type tally struct {
+	p       *process
+	client  *http.Client
+	lat     []time.Duration
+	elapsed time.Duration
+	errors  int
+	first   string
+	reset   bool
+	seq     int // numbers requests so that names and items differ across slices
+}
+
+// turns is how many turns the servers take within a row: alternating
+// short turns expose both to the same background load, so that the ratio
+// holds on a busy machine.
+const turns = 5
+
+// measureRow warms each server up, then drives them in alternating turns
+// with a closed loop of o.conns connections until each has had o.duration.
+// With a profiler, the first server's CPU profile covers its turns and its
+// allocation profile is taken at the end.
+func measureRow(ctx context.Context, procs []*process, r row, fx *fixture, o options, prof *profiler) ([]measurement, error) {
+	tallies := make([]*tally, len(procs))
+	for i, p := range procs {
+		tr := &http.Transport{
+			MaxIdleConns:        o.conns,
+			MaxIdleConnsPerHost: o.conns,
+			MaxConnsPerHost:     o.conns,
+			DisableCompression:  true,
+		}
+		defer tr.CloseIdleConnections()
+		t := &tally{p: p, client: &http.Client{Transport: tr, Timeout: 30 * time.Second}, seq: 1 << 20}
+		tallies[i] = t
+		if o.warmup > 0 {
+			if err := drive(ctx, t, r, fx, o.conns, o.warmup, false); err != nil {
+				return nil, err
+			}
+		}
+		t.reset = p.resetPeakRSS()
+	}
+	turn := o.duration / turns
+	for range turns {
+		for i, t := range tallies {
+			var profDone <-chan error
+			if prof != nil && i == 0 {
+				profDone = prof.cpu(ctx, t.p.name, r.name, turn)
+			}
+			if err := drive(ctx, t, r, fx, o.conns, turn, true); err != nil {
+				return nil, err
+			}
+			if profDone != nil {
+				if err := <-profDone; err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	if prof != nil {
+		if err := prof.allocs(ctx, r.name); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]measurement, len(tallies))
+	for i, t := range tallies {
+		m := measurement{Elapsed: t.elapsed, Errors: t.errors, FirstError: t.first, PeakReset: t.reset}
+		slices.Sort(t.lat)
+		m.Requests = len(t.lat)
+		if m.Requests > 0 {
+			m.RPS = float64(m.Requests) / m.Elapsed.Seconds()
+			m.P50 = t.lat[(len(t.lat)-1)*50/100]
+			m.P99 = t.lat[(len(t.lat)-1)*99/100]
+		}
+		if rss, err := t.p.peakRSS(); err == nil {
+			m.PeakRSS = rss
+		}
+		out[i] = m
+	}
+	return out, nil
+}
+
+// drive runs conns workers against one server, each sending its next request
+// as soon as the previous one is answered, until d has passed; with record
+// the results go into the tally.
+func drive(ctx context.Context, t *tally, r row, fx *fixture, conns int, d time.Duration, record bool) error {
+	type result struct {
+		lat      []time.Duration
+		errors   int
+		firstErr string
+		err      error
+	}
+	results := make([]result, conns)
+	start := time.Now()
+	deadline := start.Add(d)
+	seq := t.seq
+	var wg sync.WaitGroup
+	for w := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res := &results[w]
+			res.lat = make([]time.Duration, 0, 1024)
+			buf := bytes.NewBuffer(make([]byte, 0, 16<<10))
+			for n := seq; ; n++ {
+				if ctx.Err() != nil || !time.Now().Before(deadline) {
+					return
+				}
+				req, err := r.request(t.p.base, fx, w, n, conns)
+				if err != nil {
+					res.err = err
+					return
+				}
+				t0 := time.Now()
+				resp, err := t.client.Do(req.WithContext(ctx))
+				var msg string
+				if err == nil {
+					buf.Reset()
+					_, err = buf.ReadFrom(resp.Body)
+					resp.Body.Close()
+				}
+				res.lat = append(res.lat, time.Since(t0))
+				switch {
+				case err != nil:
+					msg = err.Error()
+				case resp.StatusCode != r.status:
+					msg = fmt.Sprintf("status %d: %s", resp.StatusCode, truncate(buf.Bytes()))
+				case r.check != nil:
+					msg = r.check(buf.Bytes())
+				}
+				if msg != "" {
+					res.errors++
+					if res.firstErr == "" {
+						res.firstErr = msg
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for _, res := range results {
+		if res.err != nil {
+			return res.err
+		}
+		t.seq = max(t.seq, seq+len(res.lat))
+	}
+	if !record {
+		return nil
+	}
+	t.elapsed += elapsed
+	for _, res := range results {
+		t.lat = append(t.lat, res.lat...)
+		t.errors += res.errors
+		if t.first == "" {
+			t.first = res.firstErr
+		}
+	}
+	return nil
+}

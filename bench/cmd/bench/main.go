@@ -1,0 +1,203 @@
+// Command bench is the reproducible benchmark behind `make bench`. It builds
+// the server and the lean reference server (bench/reference), seeds a fresh
+// database (SQLite, or PostgreSQL with BENCH_DATABASE_URL) with 10 users and
+// 10,000 items, starts both, then drives each measured request with a
+// closed loop of 32 connections for a fixed time and prints requests/s, p50,
+// p99, errors and peak RSS of the server, each as a ratio to the reference
+// measured in the same run. With taskset the servers run on CPU 0 and the
+// load generator on CPU 1 (the standard configuration).
+//
+//	go run ./bench/cmd/bench [-duration 10s] [-rows list,get] [-write]
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func names(procs []*process) []string {
+	out := make([]string, len(procs))
+	for i, p := range procs {
+		out[i] = p.name
+	}
+	return out
+}
+
+// options are the command line of a run.
+type options struct {
+	duration, warmup time.Duration
+	conns            int
+	users, items     int
+	rows             []string
+	write            bool
+	out              string
+	keep             bool
+	profile          string // folder for the server's CPU and allocation profiles, "" for none
+	note             string
+	databaseURL      string // BENCH_DATABASE_URL: PostgreSQL to run on instead of SQLite
+}
+
+func main() {
+	var o options
+	var rows string
+	flag.DurationVar(&o.duration, "duration", 10*time.Second, "measured time per row and server, taken in 5 alternating turns")
+	flag.DurationVar(&o.warmup, "warmup", 2*time.Second, "unmeasured load before each measurement")
+	flag.IntVar(&o.conns, "conns", 32, "concurrent connections (closed loop: one request in flight each)")
+	flag.IntVar(&o.users, "users", 10, "seeded users, each with an API key")
+	flag.IntVar(&o.items, "items", 10000, "seeded items, spread over the users")
+	flag.StringVar(&rows, "rows", strings.Join(rowNames(), ","), "rows to run, comma-separated")
+	flag.BoolVar(&o.write, "write", false, "record the results in BENCHMARKS.md (newest run first)")
+	flag.StringVar(&o.out, "out", "BENCHMARKS.md", "file that -write records into")
+	flag.BoolVar(&o.keep, "keep", false, "keep the work folder (binaries, database, server logs)")
+	flag.StringVar(&o.note, "note", "", "a remark recorded with the run (for example what else loaded the machine)")
+	flag.StringVar(&o.profile, "profile", "", "write the server's CPU and allocation profiles of each row into this folder\n(builds the server with -tags benchpprof; profiling slows the server, so its figures are not results)")
+	flag.Parse()
+	o.databaseURL = os.Getenv("BENCH_DATABASE_URL")
+	for _, r := range strings.Split(rows, ",") {
+		if r = strings.TrimSpace(r); r != "" {
+			o.rows = append(o.rows, r)
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	err := run(ctx, o, os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+// run is one whole benchmark: build, seed, start, measure, report.
+func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
+	selected, err := selectRows(o.rows)
+	if err != nil {
+		return err
+	}
+	if o.conns < 1 || o.users < 1 || o.items < o.users || o.duration <= 0 {
+		return errors.New("want -conns ≥ 1, -users ≥ 1, -items ≥ -users and a positive -duration")
+	}
+	root, err := moduleRoot()
+	if err != nil {
+		return err
+	}
+	work, err := os.MkdirTemp("", "itemsvc-bench-")
+	if err != nil {
+		return err
+	}
+	if o.keep {
+		fmt.Fprintln(stderr, "work folder:", work)
+	} else {
+		defer os.RemoveAll(work)
+	}
+	progress := func(format string, a ...any) { fmt.Fprintf(stderr, "bench: "+format+"\n", a...) }
+
+	progress("building the server and the reference")
+	bins, err := build(ctx, root, work, o.profile != "")
+	if err != nil {
+		return err
+	}
+	db, err := newDatabase(ctx, o.databaseURL, work)
+	if err != nil {
+		return err
+	}
+	defer db.drop()
+
+	env := serverEnv(db.url)
+	var prof *profiler
+	if o.profile != "" {
+		if prof, err = newProfiler(o.profile); err != nil {
+			return err
+		}
+		env = append(env, "BENCH_PPROF_ADDR="+prof.addr)
+	}
+	progress("seeding %s: %d users, %d items", db.dialect, o.users, o.items)
+	fx, err := seed(ctx, bins.server, env, db, o.users, o.items)
+	if err != nil {
+		return err
+	}
+
+	// Described before the load generator is pinned, which would make it see
+	// one CPU.
+	machine, err := describeMachine(root)
+	if err != nil {
+		return err
+	}
+	pin := detectPinning()
+	srv, err := startProcess(ctx, "server", pin.serverCPU, work, env, bins.server, "serve")
+	if err != nil {
+		return err
+	}
+	defer srv.stop()
+	ref, err := startProcess(ctx, "reference", pin.serverCPU, work, env, bins.reference, "-database-url", db.url)
+	if err != nil {
+		return err
+	}
+	defer ref.stop()
+	if err := fx.login(ctx, srv.base); err != nil {
+		return err
+	}
+	if err := pin.pinSelf(); err != nil {
+		return err
+	}
+
+	res := runResult{
+		Config:   pin.describe(),
+		Dialect:  db.dialect,
+		Users:    o.users,
+		Items:    o.items,
+		Conns:    o.conns,
+		Duration: o.duration,
+		Warmup:   o.warmup,
+		Started:  time.Now().UTC(),
+		Note:     o.note,
+	}
+	targets := []*process{srv, ref}
+	for _, r := range selected {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		row := rowResult{Row: r}
+		if note := r.skip(ctx, srv.base, fx); note != "" {
+			row.Skipped = note
+			progress("%s: skipped: %s", r.title, note)
+			res.Rows = append(res.Rows, row)
+			continue
+		}
+		procs := targets
+		if r.serverOnly {
+			procs = targets[:1]
+		}
+		progress("%s: %s on the %s", r.title, o.duration, strings.Join(names(procs), " and the "))
+		ms, err := measureRow(ctx, procs, r, fx, o, prof)
+		if err != nil {
+			return fmt.Errorf("%s: %w", r.title, err)
+		}
+		row.Server = ms[0]
+		if len(ms) > 1 {
+			row.Reference = ms[1]
+		}
+		res.Rows = append(res.Rows, row)
+	}
+	res.finish()
+	printResult(stdout, res)
+	if prof != nil {
+		fmt.Fprintf(stdout, "\nprofiles of the server in %s (profiling slowed it: the figures above are not results); read them with\n  go tool pprof -top %s\n",
+			o.profile, filepath.Join(o.profile, "<row>.cpu.*.pprof"))
+	}
+	if o.write {
+		if err := writeMarkdown(o.out, res, machine); err != nil {
+			return err
+		}
+		progress("recorded in %s", o.out)
+	}
+	return nil
+}

@@ -1,0 +1,262 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// maxRSS is the peak resident set the server must stay under.
+const maxRSS = 64 << 20
+
+// runResult is a whole run.
+type runResult struct {
+	Config   string
+	Dialect  string
+	Users    int
+	Items    int
+	Conns    int
+	Duration time.Duration
+	Warmup   time.Duration
+	Started  time.Time
+	Note     string // -note: what the figures should be read with
+	Rows     []rowResult
+}
+
+// rowResult is one row: the server, and the reference it is judged against.
+type rowResult struct {
+	Row       row
+	Server    measurement
+	Reference measurement // for serverOnly rows: the server's REST list
+	Skipped   string
+	RefLabel  string
+}
+
+// finish gives serverOnly rows the server's REST list as their yardstick.
+func (r *runResult) finish() {
+	var restList *measurement
+	for i := range r.Rows {
+		if r.Rows[i].Row.name == "list" {
+			restList = &r.Rows[i].Server
+		}
+	}
+	for i := range r.Rows {
+		row := &r.Rows[i]
+		row.RefLabel = "reference"
+		if row.Row.serverOnly && row.Skipped == "" {
+			row.RefLabel = "server's REST list"
+			if restList == nil {
+				row.Skipped = "no REST list row in this run to compare with (add list to -rows)"
+				continue
+			}
+			row.Reference = *restList
+		}
+	}
+}
+
+func ratio(a, b float64) string {
+	if b == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f", a/b)
+}
+
+// throughputRatio has three decimals: the targets are two-decimal bounds,
+// and 0.846 shown as 0.85 beside "MISS: < 0.85×" reads as a contradiction.
+func throughputRatio(a, b float64) string {
+	if b == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.3f", a/b)
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f", float64(d.Microseconds())/1000) }
+
+func mib(b int64) string {
+	if b == 0 {
+		return "?"
+	}
+	return fmt.Sprintf("%.1f", float64(b)/(1<<20))
+}
+
+// verdict compares a row with its targets.
+func (r rowResult) verdict() string {
+	if r.Skipped != "" {
+		return "skipped"
+	}
+	var miss []string
+	if q := r.Server.RPS / r.Reference.RPS; r.Reference.RPS == 0 || q < r.Row.minRatio {
+		miss = append(miss, fmt.Sprintf("req/s < %.2f×", r.Row.minRatio))
+	}
+	if r.Row.maxP99 > 0 && r.Server.P99 > r.Row.maxP99 {
+		miss = append(miss, "p99 > "+ms(r.Row.maxP99)+" ms")
+	}
+	if r.Server.Errors > 0 {
+		miss = append(miss, "errors")
+	}
+	if r.Server.PeakRSS > maxRSS {
+		miss = append(miss, "RSS > 64 MiB")
+	}
+	if len(miss) == 0 {
+		return "ok"
+	}
+	return "MISS: " + strings.Join(miss, ", ")
+}
+
+// table writes the result rows, for a tabwriter or as Markdown.
+func (r runResult) table(w io.Writer, markdown bool) {
+	cols := []string{"request", "req/s", "× ref", "target", "p50 ms", "× ref", "p99 ms", "× ref", "errors", "peak RSS MiB", "× ref", "verdict"}
+	line := func(cells []string) {
+		if markdown {
+			fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
+		} else {
+			fmt.Fprintln(w, strings.Join(cells, "\t")+"\t")
+		}
+	}
+	line(cols)
+	if markdown {
+		line(strings.Split(strings.Repeat("---,", len(cols)-1)+"---", ","))
+	}
+	for _, row := range r.Rows {
+		s, ref := row.Server, row.Reference
+		if row.Skipped != "" {
+			cells := make([]string, len(cols))
+			cells[0], cells[len(cells)-1] = row.Row.title, "skipped: "+row.Skipped
+			for i := 1; i < len(cells)-1; i++ {
+				cells[i] = "–"
+			}
+			line(cells)
+			continue
+		}
+		target := fmt.Sprintf("≥ %.2f", row.Row.minRatio)
+		if row.Row.serverOnly {
+			target += " × REST list"
+		}
+		line([]string{
+			row.Row.title,
+			fmt.Sprintf("%.0f", s.RPS), throughputRatio(s.RPS, ref.RPS), target,
+			ms(s.P50), ratio(float64(s.P50), float64(ref.P50)),
+			ms(s.P99), ratio(float64(s.P99), float64(ref.P99)),
+			fmt.Sprintf("%d", s.Errors),
+			mib(s.PeakRSS), ratio(float64(s.PeakRSS), float64(ref.PeakRSS)),
+			row.verdict(),
+		})
+	}
+	line2 := func(cells []string) { line(append(cells, make([]string, len(cols)-len(cells))...)) }
+	for _, row := range r.Rows {
+		if row.Skipped != "" || row.Row.serverOnly {
+			continue
+		}
+		ref := row.Reference
+		line2([]string{"reference: " + row.Row.title, fmt.Sprintf("%.0f", ref.RPS), "", "", ms(ref.P50), "", ms(ref.P99), "", fmt.Sprintf("%d", ref.Errors), mib(ref.PeakRSS)})
+	}
+}
+
+// printResult writes the run to the terminal.
+func printResult(w io.Writer, r runResult) {
+	fmt.Fprintf(w, "\nconfiguration: %s\n", r.Config)
+	if r.Note != "" {
+		fmt.Fprintf(w, "note: %s\n", r.Note)
+	}
+	fmt.Fprintf(w, "database: %s, %d users, %d items; %d connections, closed loop; %s per row and server after %s warmup\n\n",
+		r.Dialect, r.Users, r.Items, r.Conns, r.Duration, r.Warmup)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	r.table(tw, false)
+	tw.Flush()
+	for _, row := range r.Rows {
+		for _, m := range []struct {
+			who string
+			m   measurement
+		}{{"server", row.Server}, {row.RefLabel, row.Reference}} {
+			if m.m.FirstError != "" {
+				fmt.Fprintf(w, "%s, %s: %d errors, first: %s\n", row.Row.title, m.who, m.m.Errors, m.m.FirstError)
+			}
+		}
+		if row.Skipped == "" && !row.Server.PeakReset {
+			fmt.Fprintf(w, "%s: peak RSS is the server's lifetime peak (could not reset it per row)\n", row.Row.title)
+		}
+	}
+	fmt.Fprintln(w, "\nEvery × ref is the server's figure divided by the reference's in this run (GraphQL: by the server's REST list).")
+}
+
+// machine describes where a run happened.
+type machine struct {
+	CPUs   int
+	Model  string
+	Commit string
+	Go     string
+}
+
+func describeMachine(root string) (machine, error) {
+	m := machine{CPUs: runtime.NumCPU(), Model: "unknown", Go: runtime.Version()}
+	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		sc := bufio.NewScanner(bytes.NewReader(data))
+		for sc.Scan() {
+			if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+				m.Model = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	if out, err := exec.Command("nproc").Output(); err == nil {
+		fmt.Sscan(string(out), &m.CPUs)
+	}
+	git := func(args ...string) string {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = root
+		out, _ := cmd.Output()
+		return strings.TrimSpace(string(out))
+	}
+	m.Commit = git("rev-parse", "--short", "HEAD")
+	if m.Commit == "" {
+		m.Commit = "unknown"
+	} else if git("status", "--porcelain", "--untracked-files=no") != "" {
+		m.Commit += " (with uncommitted changes)"
+	}
+	return m, nil
+}
+
+// markdownHead opens BENCHMARKS.md; runs follow it, newest first.
+const markdownHead = `# Benchmarks
+
+Written by ` + "`make bench ARGS=-write`" + ` (bench/cmd/bench), never by hand; newest run first.
+Each figure of the server is also given as a ratio to the lean reference
+server (bench/reference) measured in the same run on the same database,
+which is what the targets are about: absolute figures move with the machine.
+
+`
+
+// runMarker starts each run's section.
+const runMarker = "## Run "
+
+// writeMarkdown puts the run at the top of the file's runs, keeping the
+// earlier ones.
+func writeMarkdown(path string, r runResult, m machine) error {
+	var earlier string
+	if data, err := os.ReadFile(path); err == nil {
+		if i := strings.Index(string(data), runMarker); i >= 0 {
+			earlier = string(data[i:])
+		}
+	}
+	var b bytes.Buffer
+	b.WriteString(markdownHead)
+	fmt.Fprintf(&b, "%s%s, commit %s\n\n", runMarker, r.Started.Format("2006-01-02 15:04 UTC"), m.Commit)
+	fmt.Fprintf(&b, "- machine: %d CPUs, %s; %s\n", m.CPUs, m.Model, m.Go)
+	fmt.Fprintf(&b, "- configuration: %s\n", r.Config)
+	if r.Note != "" {
+		fmt.Fprintf(&b, "- note: %s\n", r.Note)
+	}
+	fmt.Fprintf(&b, "- database: %s, %d users, %d items; %d connections, closed loop; %s per row and server after %s warmup\n\n",
+		r.Dialect, r.Users, r.Items, r.Conns, r.Duration, r.Warmup)
+	r.table(&b, true)
+	b.WriteString("\n")
+	b.WriteString(earlier)
+	return os.WriteFile(path, b.Bytes(), 0o644)
+}

@@ -1,0 +1,215 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // "pgx"
+	"github.com/oklog/ulid/v2"
+	_ "modernc.org/sqlite" // "sqlite"
+)
+
+// database is the benchmark's fresh database.
+type database struct {
+	dialect string // sqlite or postgres
+	url     string // DATABASE_URL of the servers
+	open    func() (*sql.DB, error)
+	drop    func()
+}
+
+// newDatabase makes a fresh SQLite file in the work folder, or a fresh
+// schema on the PostgreSQL server of BENCH_DATABASE_URL (dropped at the end).
+func newDatabase(ctx context.Context, pgURL, work string) (*database, error) {
+	if pgURL == "" {
+		path := filepath.Join(work, "bench.db")
+		return &database{
+			dialect: "sqlite",
+			url:     "sqlite:" + path,
+			open: func() (*sql.DB, error) {
+				return sql.Open("sqlite", "file:"+path+"?_pragma=foreign_keys(1)&_pragma=busy_timeout(10000)&_txlock=immediate")
+			},
+			drop: func() {},
+		}, nil
+	}
+	admin, err := sql.Open("pgx", pgURL)
+	if err != nil {
+		return nil, fmt.Errorf("BENCH_DATABASE_URL: %w", err)
+	}
+	defer admin.Close()
+	schema := "bench_" + strings.ToLower(ulid.Make().String())
+	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
+		return nil, fmt.Errorf("BENCH_DATABASE_URL: create schema: %w", err)
+	}
+	u, err := url.Parse(pgURL)
+	if err != nil {
+		return nil, fmt.Errorf("BENCH_DATABASE_URL: %w", err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	dsn := u.String()
+	return &database{
+		dialect: "postgres",
+		url:     dsn,
+		open:    func() (*sql.DB, error) { return sql.Open("pgx", dsn) },
+		drop: func() {
+			if db, err := sql.Open("pgx", pgURL); err == nil {
+				_, _ = db.Exec("DROP SCHEMA " + schema + " CASCADE")
+				db.Close()
+			}
+		},
+	}, nil
+}
+
+// fixture is what the load needs: each user's token and items.
+type fixture struct {
+	keys    []string
+	userIDs []string
+	tokens  []string
+	items   [][]string // item ids per user
+}
+
+// seed migrates the database and creates the users and their keys with the
+// server binary itself, then inserts the items directly in one transaction,
+// in the form ent writes them.
+func seed(ctx context.Context, server string, env []string, db *database, users, items int) (*fixture, error) {
+	runServer := func(args ...string) (string, error) {
+		cmd := exec.CommandContext(ctx, server, args...)
+		cmd.Env = env
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			return "", fmt.Errorf("server %s: %w\n%s", strings.Join(args, " "), err, stderr.String())
+		}
+		return strings.TrimSpace(stdout.String()), nil
+	}
+	if _, err := runServer("migrate"); err != nil {
+		return nil, err
+	}
+	fx := &fixture{items: make([][]string, users)}
+	for i := range users {
+		key, err := runServer("keys", "create", "--email", fmt.Sprintf("bench%02d@example.com", i), "--name", fmt.Sprintf("Bench User %02d", i))
+		if err != nil {
+			return nil, err
+		}
+		fx.keys = append(fx.keys, key)
+	}
+	conn, err := db.open()
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	rows, err := conn.QueryContext(ctx, "SELECT id FROM users WHERE email LIKE 'bench%' ORDER BY email")
+	if err != nil {
+		return nil, fmt.Errorf("read users: %w", err)
+	}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		fx.userIDs = append(fx.userIDs, id)
+	}
+	rows.Close()
+	if len(fx.userIDs) != users {
+		return nil, fmt.Errorf("seeded %d users, found %d", users, len(fx.userIDs))
+	}
+	return fx, insertItems(ctx, conn, db.dialect, fx, items)
+}
+
+// insertItems writes the items in batches of one transaction: ids made like
+// the product's (prefix + lowercase ULID of the creation time), timestamps in
+// UTC at microsecond precision (the driver stores them as ent's do), one item
+// in ten archived, owners in turn.
+func insertItems(ctx context.Context, db *sql.DB, dialect string, fx *fixture, n int) error {
+	const batch = 100
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback() //nolint:errcheck // after Commit it is a no-op
+	rng := rand.New(rand.NewPCG(1, 2))
+	start := time.Now().UTC().Add(-time.Duration(n) * time.Second).Truncate(time.Microsecond)
+	for done := 0; done < n; done += batch {
+		size := min(batch, n-done)
+		var sb strings.Builder
+		sb.WriteString("INSERT INTO items (id, created_at, updated_at, name, description, status, user_id) VALUES ")
+		args := make([]any, 0, size*7)
+		for j := range size {
+			i := done + j
+			ts := start.Add(time.Duration(i)*time.Second + time.Duration(rng.IntN(1e6))*time.Microsecond)
+			id := "item_" + strings.ToLower(ulid.MustNew(ulid.Timestamp(ts), ulid.DefaultEntropy()).String())
+			status := "active"
+			if i%10 == 9 {
+				status = "archived"
+			}
+			owner := i % len(fx.userIDs)
+			fx.items[owner] = append(fx.items[owner], id)
+			if j > 0 {
+				sb.WriteString(", ")
+			}
+			sb.WriteString("(")
+			for c := range 7 {
+				if c > 0 {
+					sb.WriteString(", ")
+				}
+				if dialect == "postgres" {
+					sb.WriteString("$" + strconv.Itoa(len(args)+c+1))
+				} else {
+					sb.WriteString("?")
+				}
+			}
+			sb.WriteString(")")
+			args = append(args, id, ts, ts, fmt.Sprintf("Item %05d", i),
+				fmt.Sprintf("Seeded item %d of the benchmark, with a description of ordinary length.", i), status, fx.userIDs[owner])
+		}
+		if _, err := tx.ExecContext(ctx, sb.String(), args...); err != nil {
+			return fmt.Errorf("insert items: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit items: %w", err)
+	}
+	return nil
+}
+
+// login exchanges each user's key for a token at the server; the reference
+// verifies the same tokens with the same secret.
+func (fx *fixture) login(ctx context.Context, base string) error {
+	for _, key := range fx.keys {
+		body, _ := json.Marshal(map[string]string{"api_key": key})
+		req, err := http.NewRequestWithContext(ctx, "POST", base+"/v1/auth/login", bytes.NewReader(body))
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return fmt.Errorf("login: %w", err)
+		}
+		var env struct {
+			Data struct {
+				AccessToken string `json:"access_token"`
+			} `json:"data"`
+		}
+		err = json.NewDecoder(res.Body).Decode(&env)
+		res.Body.Close()
+		if err != nil || res.StatusCode != http.StatusOK || env.Data.AccessToken == "" {
+			return fmt.Errorf("login: status %d: %v", res.StatusCode, err)
+		}
+		fx.tokens = append(fx.tokens, env.Data.AccessToken)
+	}
+	return nil
+}
