@@ -40,6 +40,9 @@ func (r *queryResolver) Items(ctx context.Context, after *entgql.Cursor[string],
 	if first, last, err = pageBounds(first, last); err != nil {
 		return nil, err
 	}
+	if orderBy == nil {
+		orderBy = defaultItemOrder
+	}
 	return c.Item.Query().Paginate(ctx, after, first, before, last,
 		ent.WithItemOrder(orderBy), ent.WithItemFilter(where.Filter))
 }

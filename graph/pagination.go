@@ -3,6 +3,9 @@ package graph
 import (
 	"fmt"
 
+	"entgo.io/contrib/entgql"
+
+	"github.com/acme/itemsvc/ent"
 	"github.com/acme/itemsvc/internal/apperr"
 )
 
@@ -14,6 +17,11 @@ const (
 	defaultPageSize = 20
 	maxPageSize     = 100
 )
+
+// defaultItemOrder lists items newest first, as REST does by default; it is
+// also the order the (user_id, created_at, id) index serves, where ent's own
+// default (by id) would sort a user's items on every page.
+var defaultItemOrder = &ent.ItemOrder{Direction: entgql.OrderDirectionDesc, Field: ent.ItemOrderFieldCreatedAt}
 
 // pageBounds checks first and last and applies the default page size.
 func pageBounds(first, last *int) (*int, *int, error) {

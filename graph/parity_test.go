@@ -246,3 +246,26 @@ func TestParityErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestParityDefaultOrder: with no orderBy, items come newest first, as REST
+// lists them with no sort, for a user and for an admin.
+func TestParityDefaultOrder(t *testing.T) {
+	env := testutil.New(t)
+	for i := range 4 {
+		env.CreateItem(env.Alice, strings.Repeat("z", 4-i)) // names sort opposite to creation
+	}
+	env.CreateItem(env.Bob, "bob's")
+	for _, as := range []testutil.Actor{env.Alice, env.Admin} {
+		res := env.Do(testutil.Request{Method: "GET", Path: "/v1/items?limit=3", Token: as.Token})
+		var rest []struct{ ID string }
+		res.Data(t, &rest)
+		want := make([]string, len(rest))
+		for i, it := range rest {
+			want[i] = it.ID
+		}
+		got := gql(t, env, as.Token, `{ items(first: 3) { edges { node { id } } } }`, nil).ok(t).ids(t, "items")
+		if strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Errorf("GraphQL default order %v, REST %v", got, want)
+		}
+	}
+}

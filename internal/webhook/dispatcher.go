@@ -40,6 +40,11 @@ type Options struct {
 	// Lease is how long a claim lasts: a dispatcher that dies holding
 	// deliveries delays them by at most this. Default Timeout+DrainTimeout+10s.
 	Lease time.Duration
+	// Gather is how long a wake-up waits for more commits before a pass, so
+	// that a burst of item changes is fanned out in one transaction instead
+	// of one each (on SQLite each takes the write lock the API needs too).
+	// Default 10ms; negative: none.
+	Gather time.Duration
 	// Concurrency is the number of attempts in flight. Default 16.
 	Concurrency int
 	// BatchSize is the number of events fanned out per transaction. Default 100.
@@ -90,6 +95,9 @@ func New(client *ent.Client, dialect string, guard *Guard, opts Options) *Dispat
 	}
 	if opts.Lease <= 0 {
 		opts.Lease = opts.Timeout + opts.DrainTimeout + 10*time.Second
+	}
+	if opts.Gather == 0 {
+		opts.Gather = 10 * time.Millisecond
 	}
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = 16
@@ -162,6 +170,8 @@ func (d *Dispatcher) Run(ctx context.Context) {
 
 	poll := time.NewTimer(d.opts.PollInterval)
 	defer poll.Stop()
+	gather := time.NewTimer(0)
+	defer gather.Stop()
 	for ctx.Err() == nil {
 		if d.step(ctx, sendCtx, slots, &wg) {
 			continue
@@ -169,8 +179,15 @@ func (d *Dispatcher) Run(ctx context.Context) {
 		poll.Reset(d.opts.PollInterval)
 		select {
 		case <-ctx.Done():
-		case <-d.wake:
 		case <-poll.C:
+		case <-d.wake:
+			if d.opts.Gather > 0 {
+				gather.Reset(d.opts.Gather)
+				select {
+				case <-ctx.Done():
+				case <-gather.C:
+				}
+			}
 		}
 	}
 }
