@@ -1,10 +1,15 @@
 package rest_test
 
 import (
+	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/gin-gonic/gin"
+
 	"github.com/acme/itemsvc/internal/testutil"
+	"github.com/acme/itemsvc/rest"
 )
 
 // TestContractSweep sends one request for each operation and each status the
@@ -75,4 +80,54 @@ func TestContractSweep(t *testing.T) {
 		{Name: "wrong method", Method: "PATCH", Path: "/v1/items/" + mine, Token: alice, Body: map[string]any{}, Status: 405, Code: "METHOD_NOT_ALLOWED"},
 		{Name: "unknown route", Method: "GET", Path: "/v1/things", Token: alice, Status: 404, Code: "NOT_FOUND"},
 	})
+}
+
+// TestOpenAPICoversEveryRoute compares the routes the router serves under
+// /v1 with the operations of the OpenAPI document, both ways: the contract
+// check fails only the exchanges a test makes, and a route no test reaches
+// must not go undocumented either.
+func TestOpenAPICoversEveryRoute(t *testing.T) {
+	env := testutil.New(t)
+	var doc struct {
+		Servers []struct{ URL string } `json:"servers"`
+		Paths   map[string]map[string]json.RawMessage
+	}
+	if err := json.Unmarshal(rest.OpenAPI(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Servers) != 1 || doc.Servers[0].URL != "/v1" {
+		t.Fatalf("servers = %+v, want the one /v1", doc.Servers)
+	}
+	documented := map[string]bool{}
+	for path, item := range doc.Paths {
+		for method := range item {
+			if method != "parameters" && method != "summary" && method != "description" {
+				documented[strings.ToUpper(method)+" /v1"+path] = true
+			}
+		}
+	}
+	served := map[string]bool{}
+	param := regexp.MustCompile(`:([a-z_]+)`)
+	engine, ok := env.App.Handler.(*gin.Engine)
+	if !ok {
+		t.Fatalf("the app's handler is a %T, not the gin engine whose routes this test reads", env.App.Handler)
+	}
+	for _, r := range engine.Routes() {
+		if strings.HasPrefix(r.Path, "/v1/") {
+			served[r.Method+" "+param.ReplaceAllString(r.Path, "{$1}")] = true
+		}
+	}
+	for route := range served {
+		if !documented[route] {
+			t.Errorf("%s is served but not in rest/openapi/openapi.json", route)
+		}
+	}
+	for route := range documented {
+		if !served[route] {
+			t.Errorf("%s is in rest/openapi/openapi.json but not served", route)
+		}
+	}
+	if len(served) == 0 {
+		t.Error("no routes under /v1: the comparison proves nothing")
+	}
 }

@@ -263,7 +263,8 @@ func TestOpenAPIDocumentAndDocs(t *testing.T) {
 	if doc.OpenAPI != "3.1.0" {
 		t.Errorf("openapi = %q, want 3.1.0", doc.OpenAPI)
 	}
-	for _, p := range []string{"/auth/login", "/users/me", "/items", "/items/{id}"} {
+	for _, p := range []string{"/auth/login", "/users/me", "/items", "/items/{id}", "/webhooks", "/webhooks/{id}", "/webhooks/{id}/rotate-secret",
+		"/webhooks/{id}/deliveries", "/webhooks/{id}/deliveries/{delivery_id}/retry", "/openapi.json"} {
 		if doc.Paths[p] == nil {
 			t.Errorf("document lacks %s", p)
 		}
