@@ -28,6 +28,8 @@ type DB struct {
 	Client  *ent.Client
 	SQL     *sql.DB
 	Dialect string // "sqlite" or "postgres"
+
+	driver dialect.Driver // under Client
 }
 
 // Open connects to the database named by rawURL (DATABASE_URL) and checks
@@ -53,12 +55,11 @@ func Open(ctx context.Context, rawURL string) (*DB, error) {
 		db.Close()
 		return nil, fmt.Errorf("connect to %s database: %w", dialectName, err)
 	}
-	entDialect := dialect.Postgres
+	var drv dialect.Driver = entsql.OpenDB(dialect.Postgres, db)
 	if dialectName == "sqlite" {
-		entDialect = dialect.SQLite
+		drv = newPreparedReads(entsql.OpenDB(dialect.SQLite, db), db)
 	}
-	client := ent.NewClient(ent.Driver(entsql.OpenDB(entDialect, db)))
-	return &DB{Client: client, SQL: db, Dialect: dialectName}, nil
+	return &DB{Client: ent.NewClient(ent.Driver(drv)), SQL: db, Dialect: dialectName, driver: drv}, nil
 }
 
 // Migrate applies pending migrations and returns how many it applied.

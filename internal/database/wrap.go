@@ -2,7 +2,6 @@ package database
 
 import (
 	"entgo.io/ent/dialect"
-	entsql "entgo.io/ent/dialect/sql"
 
 	"github.com/acme/itemsvc/ent"
 )
@@ -11,9 +10,6 @@ import (
 // every statement the server runs (the GraphQL N+1 test counts them). The
 // pool stays the same; call it before the client is handed out.
 func (d *DB) WrapDriver(wrap func(dialect.Driver) dialect.Driver) {
-	name := dialect.Postgres
-	if d.Dialect == "sqlite" {
-		name = dialect.SQLite
-	}
-	d.Client = ent.NewClient(ent.Driver(wrap(entsql.OpenDB(name, d.SQL))))
+	d.driver = wrap(d.driver)
+	d.Client = ent.NewClient(ent.Driver(d.driver))
 }
