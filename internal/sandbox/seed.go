@@ -13,12 +13,8 @@ import (
 	"bytes"
 	"context"
 	"crypto/hmac"
-	"crypto/rand"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/base32"
-	"encoding/hex"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -27,7 +23,6 @@ import (
 
 	"github.com/acme/itemsvc/ent"
 	"github.com/acme/itemsvc/ent/item"
-	"github.com/acme/itemsvc/ent/setting"
 	"github.com/acme/itemsvc/ent/user"
 	"github.com/acme/itemsvc/internal/auth"
 )
@@ -107,26 +102,13 @@ func (d deriver) id(prefix string, n int, parts ...string) string {
 	return prefix + strings.ToLower(u.String())
 }
 
-// loadSecret returns the seed secret, making and storing it on first use;
-// replicas that start together race to insert and all read the winner's.
+// loadSecret returns the seed secret, making and storing it on first use.
 func loadSecret(ctx context.Context, client *ent.Client) (deriver, error) {
-	b := make([]byte, 32)
-	_, _ = rand.Read(b)
-	err := client.Setting.Create().
-		SetID(secretSetting).
-		SetValue(hex.EncodeToString(b)).
-		OnConflictColumns(setting.FieldID).
-		DoNothing().
-		Exec(ctx)
-	// DoNothing on an existing row reports "no rows": someone was first.
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return deriver{}, fmt.Errorf("store sandbox secret: %w", err)
-	}
-	s, err := client.Setting.Get(ctx, secretSetting)
+	secret, err := auth.StoredSecret(ctx, client, secretSetting)
 	if err != nil {
-		return deriver{}, fmt.Errorf("read sandbox secret: %w", err)
+		return deriver{}, fmt.Errorf("sandbox: %w", err)
 	}
-	return deriver{secret: []byte(s.Value)}, nil
+	return deriver{secret: secret}, nil
 }
 
 // seed writes the demo data in tx, which must hold no users.

@@ -6,7 +6,6 @@ package testutil
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -83,6 +82,3 @@ func RedisURL(t testing.TB) string {
 	}
 	return u
 }
-
-// Sprintf is fmt.Sprintf, for building paths in scenario tables.
-func Sprintf(format string, a ...any) string { return fmt.Sprintf(format, a...) }
