@@ -32,7 +32,7 @@ func toAppErrors(ctx context.Context, next graphql.Resolver) (any, error) {
 	if err == nil {
 		return res, nil
 	}
-	e := apperr.From(err)
+	e := apperr.FromRequest(ctx, err)
 	var gqlErr *gqlerror.Error
 	if e.Code == apperr.CodeInternal && errors.As(err, &gqlErr) {
 		return res, gqlErr

@@ -13,6 +13,8 @@ type gqlResponse struct {
 	Raw    []byte
 	Data   map[string]any `json:"data"`
 	Errors []gqlError     `json:"errors"`
+	// Extensions is the response's extensions (cost).
+	Extensions map[string]any `json:"extensions"`
 }
 
 type gqlError struct {

@@ -6,6 +6,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/playground"
 	"github.com/gin-gonic/gin"
 
+	"github.com/acme/itemsvc/internal/ratelimit"
 	"github.com/acme/itemsvc/rest"
 )
 
@@ -15,21 +16,32 @@ const (
 	PlaygroundPath = "/playground"
 )
 
-// Mount serves h at /graphql on e, and GraphiQL at /playground when
-// playgroundOn. authenticated is the REST chain (token check, rate limit):
-// here it runs only for a request that carries an Authorization header, so
-// that login works anonymously while a bad or expired token still fails
-// with UNAUTHORIZED or TOKEN_EXPIRED; every failure of that chain is
-// rendered GraphQL-shaped.
-func Mount(e *gin.Engine, h http.Handler, playgroundOn bool, authenticated ...gin.HandlerFunc) {
+// MountOptions are what /graphql shares with /v1.
+type MountOptions struct {
+	// Playground serves GraphiQL at /playground.
+	Playground bool
+	// Authenticate is REST's token check; it runs only for a request that
+	// carries an Authorization header, so that login and introspection
+	// work anonymously while a bad or expired token still fails with
+	// UNAUTHORIZED or TOKEN_EXPIRED.
+	Authenticate gin.HandlerFunc
+	// Keys is the per-key limiter REST spends one unit of per request;
+	// GraphQL spends an operation's points of it. Anonymous is the
+	// per-address limiter of requests without a token. Nil limits nothing.
+	Keys, Anonymous *ratelimit.Limiter
+}
+
+// Mount serves h at /graphql on e, and GraphiQL at /playground. Every
+// failure of the shared middleware is rendered GraphQL-shaped.
+func Mount(e *gin.Engine, h http.Handler, opts MountOptions) {
 	chain := []gin.HandlerFunc{rest.GraphQLErrors, rest.LimitBody, rest.ClientAddr}
-	for _, m := range authenticated {
-		chain = append(chain, whenAuthorized(m))
+	if opts.Authenticate != nil {
+		chain = append(chain, whenAuthorized(opts.Authenticate))
 	}
-	chain = append(chain, gin.WrapH(h))
+	chain = append(chain, billing(opts.Keys, opts.Anonymous), gin.WrapH(h))
 	e.GET(Endpoint, chain...)
 	e.POST(Endpoint, chain...)
-	if playgroundOn {
+	if opts.Playground {
 		e.GET(PlaygroundPath, gin.WrapH(playground.Handler("itemsvc GraphQL", Endpoint,
 			playground.WithStoragePrefix("itemsvc:"))))
 	}

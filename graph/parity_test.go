@@ -202,7 +202,7 @@ func TestParityErrors(t *testing.T) {
 		{"unauthorized: no token",
 			testutil.Request{Method: "GET", Path: "/v1/users/me"},
 			"", `{ me { id } }`, nil,
-			"UNAUTHORIZED", "", 200, 401},
+			"UNAUTHORIZED", "", 401, 401},
 		{"unauthorized: forged token",
 			testutil.Request{Method: "GET", Path: "/v1/users/me", Token: "not.a.token"},
 			"not.a.token", `{ me { id } }`, nil,

@@ -19,7 +19,11 @@ import (
 type Options struct {
 	MaxDepth      int
 	MaxComplexity int
-	Logger        *slog.Logger
+	// AnonymousIntrospection lets requests without a token read the
+	// schema; it follows PLAYGROUND, whose page loads the schema before
+	// anyone has logged in.
+	AnonymousIntrospection bool
+	Logger                 *slog.Logger
 }
 
 // queryCacheSize is how many parsed documents are kept: clients send the
@@ -28,7 +32,7 @@ const queryCacheSize = 1000
 
 // NewServer returns the /graphql handler: queries over GET and POST only (no
 // websocket or multipart: there are no subscriptions or uploads), bounded in
-// depth and complexity, with introspection for the playground, every error
+// size, depth and cost (limits.go), with introspection, every error
 // presented with the REST codes and every panic recovered as INTERNAL_ERROR.
 func NewServer(svc *service.Service, opts Options) http.Handler {
 	if opts.MaxDepth <= 0 {
@@ -40,16 +44,15 @@ func NewServer(svc *service.Service, opts Options) http.Handler {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	srv := handler.New(generated.NewExecutableSchema(generated.Config{
-		Resolvers:  NewResolver(svc),
-		Complexity: complexity(),
-	}))
+	es := generated.NewExecutableSchema(generated.Config{Resolvers: NewResolver(svc)})
+	srv := handler.New(es)
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](queryCacheSize))
+	srv.SetParserTokenLimit(parserTokenLimit)
 	srv.Use(extension.Introspection{})
 	srv.Use(depthLimit{max: opts.MaxDepth})
-	srv.Use(extension.FixedComplexityLimit(opts.MaxComplexity))
+	srv.Use(costLimit{schema: es.Schema(), max: opts.MaxComplexity, anonymousIntrospection: opts.AnonymousIntrospection})
 	srv.AroundFields(toAppErrors)
 	p := presenter{log: opts.Logger}
 	srv.SetErrorPresenter(p.present)

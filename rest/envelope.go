@@ -68,7 +68,7 @@ func renderPage(c *gin.Context, data any, p pagination) {
 // renderError writes the failure envelope of any error. Errors the client did
 // not cause are logged with their cause, which never reaches the response.
 func renderError(c *gin.Context, err error) {
-	e := apperr.From(err)
+	e := apperr.FromRequest(c.Request.Context(), err)
 	if e.Code == apperr.CodeInternal || e.Code == apperr.CodeUnavailable {
 		logger(c).ErrorContext(c.Request.Context(), "request failed", "code", e.Code, "err", err)
 	}

@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -122,4 +123,21 @@ func securityHeaders(c *gin.Context) {
 		h.Set("Strict-Transport-Security", "max-age=63072000; includeSubDomains")
 	}
 	c.Next()
+}
+
+// deadline gives every request a context that ends after d, so that no
+// request holds a database connection longer: the driver cancels the query,
+// and the error renders as UNAVAILABLE with reason "timeout"
+// (apperr.FromRequest).
+func deadline(d time.Duration) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if d <= 0 {
+			c.Next()
+			return
+		}
+		ctx, cancel := context.WithTimeout(c.Request.Context(), d)
+		defer cancel()
+		c.Request = c.Request.WithContext(ctx)
+		c.Next()
+	}
 }

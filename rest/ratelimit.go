@@ -34,7 +34,7 @@ func RateLimit(l *ratelimit.Limiter) gin.HandlerFunc {
 			return
 		}
 		d := l.Take(c.Request.Context(), v.KeyID)
-		setRateHeaders(c, d)
+		SetRateHeaders(c, d)
 		if !d.Allowed {
 			renderError(c, apperr.RateLimited("too many requests for this API key", d.Window, d.Limit, d.RetryAfter))
 			return
@@ -66,9 +66,10 @@ func setRefusalHeaders(c *gin.Context, e *apperr.Error) {
 	h.Set(headerReset, strconv.FormatInt(time.Now().Unix()+retry, 10))
 }
 
-// setRateHeaders writes the window of a decision; a request let through
-// unchecked (the store failed) gets none, since nothing was counted.
-func setRateHeaders(c *gin.Context, d ratelimit.Decision) {
+// SetRateHeaders writes the window of a decision; a request let through
+// unchecked (the store failed) gets none, since nothing was counted. GraphQL
+// calls it once it knows what an operation costs.
+func SetRateHeaders(c *gin.Context, d ratelimit.Decision) {
 	if !d.Checked {
 		return
 	}

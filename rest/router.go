@@ -5,6 +5,7 @@ package rest
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus"
@@ -19,6 +20,9 @@ type Options struct {
 	Logger *slog.Logger
 	// RateLimit runs after authentication on every authenticated route.
 	RateLimit gin.HandlerFunc
+	// RequestTimeout bounds the work of every request (REQUEST_TIMEOUT):
+	// its context, and so its database queries, end then. Zero is none.
+	RequestTimeout time.Duration
 	// Mount adds routes beside /v1 (GraphQL, health, metrics) on the same
 	// engine and middleware.
 	Mount func(e *gin.Engine, authenticated ...gin.HandlerFunc)
@@ -68,6 +72,7 @@ func NewRouter(svc *service.Service, opts Options) *gin.Engine {
 		securityHeaders,
 		cors(opts.CORSOrigins), // before routing, which would refuse a preflight OPTIONS
 		environment(opts.Sandbox),
+		deadline(opts.RequestTimeout),
 	)
 	e.NoRoute(func(c *gin.Context) {
 		renderError(c, apperr.NotFound("route"))

@@ -104,6 +104,7 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, db *databas
 		PerMinute:              cfg.RateLimitPerMinute,
 		PerHour:                cfg.RateLimitPerHour,
 		LoginFailuresPerMinute: cfg.LoginFailuresPerMin,
+		AnonymousPerMinute:     cfg.GraphQLAnonPerMinute,
 		RedisURL:               cfg.RedisURL,
 		Prefix:                 opts.RateLimitPrefix,
 		Logger:                 log,
@@ -142,15 +143,24 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, db *databas
 	ropts := rest.Options{
 		Logger:         log,
 		RateLimit:      rest.RateLimit(a.limits.Keys),
+		RequestTimeout: cfg.RequestTimeout,
 		TrustedProxies: cfg.TrustedProxies,
-		Mount: func(e *gin.Engine, authenticated ...gin.HandlerFunc) {
-			// GraphQL (DESIGN §5): same engine, token, rate limit, service.
+		Mount: func(e *gin.Engine, _ ...gin.HandlerFunc) {
+			// GraphQL (DESIGN §5, §7): same engine, token, service; the
+			// rate limit charges each operation's points once it is
+			// priced, to the key or, without a token, to the address.
 			gql := graph.NewServer(svc, graph.Options{
-				MaxDepth:      cfg.GraphQLMaxDepth,
-				MaxComplexity: cfg.GraphQLMaxComplexity,
-				Logger:        log,
+				MaxDepth:               cfg.GraphQLMaxDepth,
+				MaxComplexity:          cfg.GraphQLMaxComplexity,
+				AnonymousIntrospection: cfg.Playground,
+				Logger:                 log,
 			})
-			graph.Mount(e, gql, cfg.Playground, authenticated...)
+			graph.Mount(e, gql, graph.MountOptions{
+				Playground:   cfg.Playground,
+				Authenticate: rest.Authenticate(svc),
+				Keys:         a.limits.Keys,
+				Anonymous:    a.limits.Anonymous,
+			})
 		},
 	}
 	a.operations(&ropts) // ops.go: metrics, readiness, CORS, sandbox

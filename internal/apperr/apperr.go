@@ -116,6 +116,27 @@ func Unavailable(cause error) *Error {
 	return &Error{Code: CodeUnavailable, Message: "service temporarily unavailable", Details: map[string]any{}, Cause: cause}
 }
 
+// Timeout reports a request that ran out of its time (REQUEST_TIMEOUT): its
+// database work was cancelled, and a transaction still open rolled back.
+func Timeout(cause error) *Error {
+	return &Error{Code: CodeUnavailable, Message: "the request did not finish within its time limit; retry, or ask for less", Details: map[string]any{"reason": "timeout"}, Cause: cause}
+}
+
+// FromRequest is From for an error met while serving a request whose
+// context is ctx: once the request's deadline has passed, whatever the
+// driver made of the cancellation ("interrupted", a closed connection) is
+// the Timeout it stands for.
+func FromRequest(ctx context.Context, err error) *Error {
+	if err == nil {
+		return nil
+	}
+	var e *Error
+	if !errors.As(err, &e) && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return Timeout(err)
+	}
+	return From(err)
+}
+
 // From maps any error to an *Error: an *Error passes through, ent's not-found
 // becomes NOT_FOUND, a privacy denial PERMISSION_DENIED, ent validation
 // VALIDATION_ERROR, an unreachable database UNAVAILABLE, anything else

@@ -33,6 +33,8 @@ type Config struct {
 	Playground           bool
 	GraphQLMaxDepth      int
 	GraphQLMaxComplexity int
+	GraphQLAnonPerMinute int
+	RequestTimeout       time.Duration
 	CORSOrigins          []string
 	LogLevel             slog.Level
 	Sandbox              bool
@@ -72,6 +74,8 @@ func (c *Config) Register(fs *flag.FlagSet) *Loader {
 	l.add("playground", "PLAYGROUND", "true", "serve the GraphiQL playground at /playground", boolean(&c.Playground))
 	l.add("graphql-max-depth", "GRAPHQL_MAX_DEPTH", "10", "deepest GraphQL query accepted", positive(&c.GraphQLMaxDepth))
 	l.add("graphql-max-complexity", "GRAPHQL_MAX_COMPLEXITY", "1000", "most complex GraphQL query accepted", positive(&c.GraphQLMaxComplexity))
+	l.add("graphql-anonymous-per-minute", "GRAPHQL_ANONYMOUS_PER_MINUTE", "30", "GraphQL points per minute per client address without a token (login, introspection)", positive(&c.GraphQLAnonPerMinute))
+	l.add("request-timeout", "REQUEST_TIMEOUT", "5s", "longest a request may work (database included) before it fails with 503", duration(&c.RequestTimeout))
 	l.add("cors-origins", "CORS_ORIGINS", "", "comma-separated origins allowed by CORS (* for any); empty: none", list(&c.CORSOrigins))
 	l.add("log-level", "LOG_LEVEL", "info", "debug, info, warn or error", level(&c.LogLevel))
 	l.add("sandbox", "SANDBOX", "false", "seed demo data with sk_test_ keys and reset it periodically", boolean(&c.Sandbox))

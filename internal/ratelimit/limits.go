@@ -17,6 +17,9 @@ const DefaultPrefix = "itemsvc:ratelimit"
 type Config struct {
 	PerMinute, PerHour     int
 	LoginFailuresPerMinute int
+	// AnonymousPerMinute is the GraphQL budget of a client address without
+	// a token (login and introspection), in points per minute.
+	AnonymousPerMinute int
 	// RedisURL selects the Redis store, shared by every replica; empty keeps
 	// the counters in this process's memory.
 	RedisURL string
@@ -37,6 +40,9 @@ type Limits struct {
 	Keys *Limiter
 	// Logins limits failed logins per client address.
 	Logins *Limiter
+	// Anonymous limits GraphQL requests without a token per client
+	// address, in points (login and introspection are all they may run).
+	Anonymous *Limiter
 	// Store names the store in use, "memory" or "redis".
 	Store string
 
@@ -84,6 +90,8 @@ func Open(ctx context.Context, cfg Config) (*Limits, error) {
 		Window{Name: "hour", Limit: int64(cfg.PerHour), Period: time.Hour})
 	l.Logins = newLimiter("login", store, guard, m,
 		Window{Name: "minute", Limit: int64(cfg.LoginFailuresPerMinute), Period: time.Minute})
+	l.Anonymous = newLimiter("anonymous", store, guard, m,
+		Window{Name: "minute", Limit: int64(cfg.AnonymousPerMinute), Period: time.Minute})
 	return l, nil
 }
 

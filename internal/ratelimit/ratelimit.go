@@ -35,6 +35,9 @@ type Decision struct {
 	Reset int64
 	// RetryAfter is how many seconds a refused client should wait.
 	RetryAfter int64
+	// TooLarge is set when the request was refused because its price is
+	// above the window's whole limit: waiting will not help.
+	TooLarge bool
 }
 
 // Limiter holds the windows of one scope ("key", "login") over one store.
@@ -81,6 +84,46 @@ func (l *Limiter) Take(ctx context.Context, id string) Decision {
 			best = d
 		}
 	}
+	return best
+}
+
+// TakeN spends n units of id in each window, for a request whose price is
+// known (a GraphQL operation of n mutations). Unlike Take it checks every
+// window before spending anything, so a request refused for its size spends
+// nothing; two concurrent requests may each pass the check and together
+// overspend by at most one request's price. A request priced above a
+// window's whole limit can never pass: Decision.TooLarge says so.
+func (l *Limiter) TakeN(ctx context.Context, id string, n int64) Decision {
+	if n <= 1 {
+		return l.Take(ctx, id)
+	}
+	if l.guard.open() {
+		return l.guard.skipped()
+	}
+	now := time.Now()
+	var best Decision
+	for i, w := range l.windows {
+		c, err := w.lim.Peek(ctx, l.key(w, id))
+		if err != nil {
+			return l.guard.failed(ctx, l.scope, err)
+		}
+		c.Reached = c.Remaining < n
+		d := decide(w, c, now)
+		if !d.Allowed {
+			d.TooLarge = n > w.Limit
+			l.metrics.rejected.WithLabelValues(l.scope, w.Name).Inc()
+			return d
+		}
+		if i == 0 || fewerLeft(d, best) {
+			best = d
+		}
+	}
+	for _, w := range l.windows {
+		if _, err := w.lim.Increment(ctx, l.key(w, id), n); err != nil {
+			return l.guard.failed(ctx, l.scope, err)
+		}
+	}
+	best.Remaining = max(best.Remaining-n, 0)
 	return best
 }
 

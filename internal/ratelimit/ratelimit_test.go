@@ -240,3 +240,40 @@ func eventually(timeout time.Duration, cond func() bool) bool {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestTakeN follows one key spending several units at a time (a GraphQL
+// operation's points): it spends them in every window, a request that does
+// not fit spends nothing, and one larger than a window can never pass.
+func TestTakeN(t *testing.T) {
+	for name, store := range testStores(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			l, _ := testLimiter(t, store,
+				Window{Name: "minute", Limit: 10, Period: time.Minute},
+				Window{Name: "hour", Limit: 12, Period: time.Hour})
+			id := ulid.Make().String()
+			steps := []struct {
+				n        int64
+				allowed  bool
+				window   string
+				remain   int64
+				tooLarge bool
+			}{
+				{4, true, "minute", 6, false},
+				{1, true, "minute", 5, false},
+				{6, false, "minute", 0, false}, // 5 left in the minute: refused, nothing spent
+				{5, true, "minute", 0, false},  // minute 0 left, hour 2
+				{13, false, "minute", 0, true}, // above any window's limit
+			}
+			for i, s := range steps {
+				d := l.TakeN(ctx, id, s.n)
+				if d.Allowed != s.allowed || d.Window != s.window || d.Remaining != s.remain || d.TooLarge != s.tooLarge || !d.Checked {
+					t.Fatalf("step %d (n=%d): %+v, want allowed=%v window=%s remaining=%d tooLarge=%v", i, s.n, d, s.allowed, s.window, s.remain, s.tooLarge)
+				}
+				if !d.Allowed && d.RetryAfter < 1 {
+					t.Fatalf("step %d: refused without Retry-After: %+v", i, d)
+				}
+			}
+		})
+	}
+}
