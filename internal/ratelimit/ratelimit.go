@@ -75,6 +75,7 @@ func (l *Limiter) Take(ctx context.Context, id string) Decision {
 		if err != nil {
 			return l.guard.failed(ctx, l.scope, err)
 		}
+		l.guard.answered()
 		d := decide(w, c, time.Now())
 		if !d.Allowed {
 			l.metrics.rejected.WithLabelValues(l.scope, w.Name).Inc()
@@ -107,6 +108,7 @@ func (l *Limiter) TakeN(ctx context.Context, id string, n int64) Decision {
 		if err != nil {
 			return l.guard.failed(ctx, l.scope, err)
 		}
+		l.guard.answered()
 		c.Reached = c.Remaining < n
 		d := decide(w, c, now)
 		if !d.Allowed {
@@ -140,6 +142,7 @@ func (l *Limiter) Check(ctx context.Context, id string) Decision {
 		if err != nil {
 			return l.guard.failed(ctx, l.scope, err)
 		}
+		l.guard.answered()
 		// Peek reports the count so far: with nothing left, the next
 		// request would be over the limit.
 		c.Reached = c.Remaining <= 0
@@ -166,6 +169,7 @@ func (l *Limiter) Spend(ctx context.Context, id string) {
 			l.guard.failed(ctx, l.scope, err)
 			return
 		}
+		l.guard.answered()
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -275,5 +276,52 @@ func TestTakeN(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// hungStore fails its first call at once and hangs its second until
+// release is closed (a Redis that stopped answering); any further call
+// fails at once, and is counted.
+type hungStore struct {
+	brokenStore
+	calls   atomic.Int64
+	started chan struct{}
+	release chan struct{}
+}
+
+func (s *hungStore) Get(ctx context.Context, key string, r limiter.Rate) (limiter.Context, error) {
+	if n := s.calls.Add(1); n != 2 {
+		return limiter.Context{}, errDown
+	}
+	s.started <- struct{}{}
+	<-s.release
+	return limiter.Context{}, errDown
+}
+
+// TestFailOpenSingleFlight: after the cooldown one request probes a hung
+// store; every other request meanwhile goes through unchecked at once
+// instead of waiting for the store's timeout too.
+func TestFailOpenSingleFlight(t *testing.T) {
+	store := &hungStore{started: make(chan struct{}), release: make(chan struct{})}
+	m, _ := newMetrics(nil)
+	guard := &failOpen{log: slog.New(slog.DiscardHandler), metrics: m, cooldown: time.Nanosecond, logEvery: time.Hour}
+	l := newLimiter("key", store, guard, m, Window{Name: "minute", Limit: 1, Period: time.Minute})
+	ctx := context.Background()
+
+	l.Take(ctx, "k") // fails at once: the cooldown starts, and is over
+	probe := make(chan Decision)
+	go func() { probe <- l.Take(ctx, "k") }()
+	<-store.started // the probe is waiting for the store
+	for i := range 50 {
+		if d := l.Take(ctx, "k"); !d.Allowed || d.Checked {
+			t.Fatalf("request %d during the probe: %+v, want allowed unchecked", i, d)
+		}
+	}
+	if got := store.calls.Load(); got != 2 {
+		t.Fatalf("%d store calls, want 2 (the first failure and one probe)", got)
+	}
+	close(store.release)
+	if d := <-probe; !d.Allowed || d.Checked {
+		t.Fatalf("probe: %+v", d)
 	}
 }

@@ -127,14 +127,18 @@ func (g *Guard) Transport() *http.Transport {
 
 // forbiddenPrefixes are ranges beyond what netip's predicates name: "this
 // network", carrier-grade NAT (cloud-internal services live there), IETF
-// protocol assignments, benchmarking, reserved, and NAT64 / 6to4 wrappers
-// that can embed a private IPv4 address.
+// protocol assignments, benchmarking, reserved, and the IPv6 forms that can
+// embed an IPv4 address: IPv4-compatible (::/96, deprecated, and routed to
+// the embedded address by some stacks), IPv4-translated (::ffff:0:0/96),
+// NAT64 and 6to4.
 var forbiddenPrefixes = []netip.Prefix{
 	netip.MustParsePrefix("0.0.0.0/8"),
 	netip.MustParsePrefix("100.64.0.0/10"),
 	netip.MustParsePrefix("192.0.0.0/24"),
 	netip.MustParsePrefix("198.18.0.0/15"),
 	netip.MustParsePrefix("240.0.0.0/4"),
+	netip.MustParsePrefix("::/96"),
+	netip.MustParsePrefix("::ffff:0:0:0/96"),
 	netip.MustParsePrefix("64:ff9b::/96"),
 	netip.MustParsePrefix("64:ff9b:1::/48"),
 	netip.MustParsePrefix("2002::/16"),
