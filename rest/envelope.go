@@ -65,6 +65,10 @@ func renderPage(c *gin.Context, data any, p pagination) {
 	writeJSON(c, http.StatusOK, success{Success: true, Data: data, Meta: m})
 }
 
+// unavailableRetryAfter is the Retry-After of a 503, in seconds: long enough
+// for a restarted database or a freed disk, short enough not to idle.
+const unavailableRetryAfter = "5"
+
 // renderError writes the failure envelope of any error. Errors the client did
 // not cause are logged with their cause, which never reaches the response.
 func renderError(c *gin.Context, err error) {
@@ -72,8 +76,11 @@ func renderError(c *gin.Context, err error) {
 	if e.Code == apperr.CodeInternal || e.Code == apperr.CodeUnavailable {
 		logger(c).ErrorContext(c.Request.Context(), "request failed", "code", e.Code, "err", err)
 	}
-	if e.Code == apperr.CodeRateLimited {
+	switch e.Code {
+	case apperr.CodeRateLimited:
 		setRefusalHeaders(c, e)
+	case apperr.CodeUnavailable:
+		c.Header(headerRetryAfter, unavailableRetryAfter)
 	}
 	details := e.Details
 	if details == nil {

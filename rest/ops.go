@@ -39,7 +39,11 @@ func bindOps(e *gin.Engine, opts Options) {
 			ctx, cancel := context.WithTimeout(c.Request.Context(), readyTimeout)
 			defer cancel()
 			if err := opts.Ready(ctx); err != nil {
-				renderError(c, apperr.Unavailable(err))
+				if e := apperr.From(err); e.Code == apperr.CodeUnavailable {
+					renderError(c, e) // unreachable, or cannot take writes
+				} else {
+					renderError(c, apperr.Unavailable(err))
+				}
 				return
 			}
 		}

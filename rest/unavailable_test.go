@@ -1,6 +1,9 @@
 package rest_test
 
 import (
+	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/acme/itemsvc/internal/testutil"
@@ -19,5 +22,55 @@ func TestDatabaseUnavailable(t *testing.T) {
 		{Name: "get", Method: "GET", Path: "/v1/items/" + id, Token: env.Alice.Token, Status: 503, Code: "UNAVAILABLE"},
 		{Name: "create", Method: "POST", Path: "/v1/items", Token: env.Alice.Token, Body: `{"name":"y"}`, Status: 503, Code: "UNAVAILABLE"},
 		{Name: "login", Method: "POST", Path: "/v1/auth/login", Body: map[string]any{"api_key": env.Bob.Key}, Status: 503, Code: "UNAVAILABLE"},
+	})
+}
+
+// TestDatabaseFull: a database that answers but cannot take writes (here
+// SQLite's page limit, as a full disk) makes writes 503 UNAVAILABLE with
+// reason storage and Retry-After, reads keep working, and readiness fails
+// until a write succeeds again.
+func TestDatabaseFull(t *testing.T) {
+	if testutil.OnPostgres() {
+		t.Skip("fills SQLite through its page limit; PostgreSQL's disk-full and read-only codes are mapped by the same apperr.IsStorage")
+	}
+	env := testutil.New(t)
+	id := env.CreateItem(env.Alice, "x")
+	db := env.App.DB.SQL
+	// One connection, so that the page limit set on it holds for every
+	// statement the server runs.
+	db.SetMaxOpenConns(1)
+	for db.Stats().OpenConnections > 1 {
+		runtime.Gosched()
+	}
+	limit := func(pages string) {
+		if _, err := db.Exec("PRAGMA max_page_count = " + pages); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var pages int
+	if err := db.QueryRow("PRAGMA page_count").Scan(&pages); err != nil {
+		t.Fatal(err)
+	}
+	limit(strconv.Itoa(pages))
+	big := strings.Repeat("x", 5000)
+	full := []testutil.Scenario{
+		{Name: "create", Method: "POST", Path: "/v1/items", Token: env.Alice.Token, Body: map[string]any{"name": "y", "description": big},
+			Status: 503, Code: "UNAVAILABLE", Contains: []string{`"reason":"storage"`}, HeaderIs: map[string]string{"Retry-After": "5"}},
+		{Name: "read still works", Method: "GET", Path: "/v1/items/" + id, Token: env.Alice.Token, Status: 200},
+		{Name: "not ready", Method: "GET", Path: "/readyz", Status: 503, Code: "UNAVAILABLE", Contains: []string{`"reason":"storage"`}},
+	}
+	for i := range 50 { // fill the free pages of the file first
+		if res := env.Do(testutil.Request{Method: "POST", Path: "/v1/items", Token: env.Alice.Token, Body: map[string]any{"name": "y", "description": big}}); res.Status == 503 {
+			break
+		} else if i == 49 {
+			t.Fatalf("the page limit never filled: %d %s", res.Status, res.Body)
+		}
+	}
+	testutil.Run(t, env, full)
+
+	limit("1073741823")
+	testutil.Run(t, env, []testutil.Scenario{
+		{Name: "ready again", Method: "GET", Path: "/readyz", Status: 200},
+		{Name: "writes again", Method: "POST", Path: "/v1/items", Token: env.Alice.Token, Body: map[string]any{"name": "z"}, Status: 201},
 	})
 }

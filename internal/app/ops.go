@@ -17,7 +17,7 @@ func (a *App) operations(o *rest.Options) {
 		collectors.NewDBStatsCollector(a.DB.SQL, a.DB.Dialect),
 	)
 	o.Metrics = a.Metrics
-	o.Ready = a.DB.SQL.PingContext
+	o.Ready = a.DB.Ready
 	o.CORSOrigins = a.Config.CORSOrigins
 	o.Sandbox = a.Config.Sandbox
 	if a.Config.Sandbox {

@@ -116,6 +116,11 @@ func Unavailable(cause error) *Error {
 	return &Error{Code: CodeUnavailable, Message: "service temporarily unavailable", Details: map[string]any{}, Cause: cause}
 }
 
+// Storage reports a database that cannot take writes (IsStorage).
+func Storage(cause error) *Error {
+	return &Error{Code: CodeUnavailable, Message: "the database cannot take writes right now; retry later", Details: map[string]any{"reason": "storage"}, Cause: cause}
+}
+
 // Timeout reports a request that ran out of its time (REQUEST_TIMEOUT): its
 // database work was cancelled, and a transaction still open rolled back.
 func Timeout(cause error) *Error {
@@ -139,8 +144,8 @@ func FromRequest(ctx context.Context, err error) *Error {
 
 // From maps any error to an *Error: an *Error passes through, ent's not-found
 // becomes NOT_FOUND, a privacy denial PERMISSION_DENIED, ent validation
-// VALIDATION_ERROR, an unreachable database UNAVAILABLE, anything else
-// INTERNAL_ERROR with the cause kept for the log.
+// VALIDATION_ERROR, an unreachable, full or read-only database UNAVAILABLE,
+// anything else INTERNAL_ERROR with the cause kept for the log.
 func From(err error) *Error {
 	if err == nil {
 		return nil
@@ -159,6 +164,8 @@ func From(err error) *Error {
 		return Validation(ve.Name, ve.Unwrap().Error())
 	case errors.Is(err, context.DeadlineExceeded), isConnectionError(err):
 		return Unavailable(err)
+	case IsStorage(err):
+		return Storage(err)
 	default:
 		return Internal(err)
 	}

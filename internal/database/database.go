@@ -30,6 +30,7 @@ type DB struct {
 	Dialect string // "sqlite" or "postgres"
 
 	driver dialect.Driver // under Client
+	health *writeHealth
 }
 
 // Open connects to the database named by rawURL (DATABASE_URL) and checks
@@ -59,7 +60,9 @@ func Open(ctx context.Context, rawURL string) (*DB, error) {
 	if dialectName == "sqlite" {
 		drv = newPreparedReads(entsql.OpenDB(dialect.SQLite, db), db)
 	}
-	return &DB{Client: ent.NewClient(ent.Driver(drv)), SQL: db, Dialect: dialectName, driver: drv}, nil
+	health := &writeHealth{}
+	drv = writeWatch{Driver: drv, health: health}
+	return &DB{Client: ent.NewClient(ent.Driver(drv)), SQL: db, Dialect: dialectName, driver: drv, health: health}, nil
 }
 
 // Migrate applies pending migrations and returns how many it applied.

@@ -1,0 +1,115 @@
+package database
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"entgo.io/ent/dialect"
+
+	"github.com/acme/itemsvc/internal/apperr"
+)
+
+// writeHealth remembers whether the last write failed for want of storage.
+// A ping cannot tell: a full disk still answers reads.
+type writeHealth struct{ failing atomic.Bool }
+
+func (h *writeHealth) note(err error) {
+	if err != nil && apperr.IsStorage(err) {
+		h.failing.Store(true)
+	}
+}
+
+// probeSize is what the readiness probe writes: more than a page, so that
+// the write needs new space (a full disk has none), as real writes do.
+const probeSize = 16 << 10
+
+// Ready reports whether the database can serve: it must answer, and after a
+// write failed for want of storage, a probe write of probeSize bytes must
+// succeed again. Only then does readiness write anything, so a healthy
+// server's probes are reads.
+func (d *DB) Ready(ctx context.Context) error {
+	if err := d.SQL.PingContext(ctx); err != nil {
+		return err
+	}
+	if !d.health.failing.Load() {
+		return nil
+	}
+	query := "INSERT INTO settings (id, created_at, updated_at, value) VALUES ('readiness_probe', ?, ?, ?) ON CONFLICT (id) DO UPDATE SET updated_at = excluded.updated_at, value = excluded.value"
+	if d.Dialect == dialect.Postgres {
+		query = "INSERT INTO settings (id, created_at, updated_at, value) VALUES ('readiness_probe', $1, $2, $3) ON CONFLICT (id) DO UPDATE SET updated_at = excluded.updated_at, value = excluded.value"
+	}
+	now := time.Now().UTC()
+	if _, err := d.SQL.ExecContext(ctx, query, now, now, strings.Repeat("-", probeSize)); err != nil {
+		return apperr.Storage(fmt.Errorf("readiness probe write: %w", err))
+	}
+	d.health.failing.Store(false)
+	return nil
+}
+
+// writeWatch is the driver under the ent client: it passes everything
+// through and notes writes that fail for want of storage, and commits that
+// succeed.
+type writeWatch struct {
+	dialect.Driver
+	health *writeHealth
+}
+
+// Exec implements dialect.Driver.
+func (w writeWatch) Exec(ctx context.Context, query string, args, v any) error {
+	err := w.Driver.Exec(ctx, query, args, v)
+	w.health.note(err)
+	return err
+}
+
+// Tx implements dialect.Driver.
+func (w writeWatch) Tx(ctx context.Context) (dialect.Tx, error) {
+	tx, err := w.Driver.Tx(ctx)
+	if err != nil {
+		w.health.note(err)
+		return nil, err
+	}
+	return watchedTx{Tx: tx, health: w.health}, nil
+}
+
+// BeginTx is Tx with options, for ent's Client.BeginTx.
+func (w writeWatch) BeginTx(ctx context.Context, opts *sql.TxOptions) (dialect.Tx, error) {
+	b, ok := w.Driver.(interface {
+		BeginTx(context.Context, *sql.TxOptions) (dialect.Tx, error)
+	})
+	if !ok {
+		return w.Tx(ctx)
+	}
+	tx, err := b.BeginTx(ctx, opts)
+	if err != nil {
+		w.health.note(err)
+		return nil, err
+	}
+	return watchedTx{Tx: tx, health: w.health}, nil
+}
+
+type watchedTx struct {
+	dialect.Tx
+	health *writeHealth
+}
+
+// Exec implements dialect.ExecQuerier.
+func (t watchedTx) Exec(ctx context.Context, query string, args, v any) error {
+	err := t.Tx.Exec(ctx, query, args, v)
+	t.health.note(err)
+	return err
+}
+
+// Commit implements driver.Tx: a commit that succeeds proves the database
+// writable again.
+func (t watchedTx) Commit() error {
+	err := t.Tx.Commit()
+	if err == nil {
+		t.health.failing.Store(false)
+	}
+	t.health.note(err)
+	return err
+}
