@@ -51,11 +51,7 @@ func TestLogin(t *testing.T) {
 // an expired token with a bad signature learns only UNAUTHORIZED.
 func TestTokenExpiry(t *testing.T) {
 	env := testutil.New(t)
-	ctx := context.Background()
-	secret, err := auth.SigningSecret(ctx, env.App.DB.Client, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	secret := env.App.SigningKey
 	past := auth.NewTokens(secret, time.Minute).WithClock(func() time.Time { return time.Now().Add(-2 * time.Minute) })
 	expired, err := past.Issue(env.Alice.UserID, env.Alice.KeyID)
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/acme/itemsvc/internal/database"
 	"github.com/acme/itemsvc/internal/ratelimit"
 	"github.com/acme/itemsvc/internal/sandbox"
+	"github.com/acme/itemsvc/internal/secrets"
 	"github.com/acme/itemsvc/internal/service"
 	"github.com/acme/itemsvc/internal/webhook"
 	"github.com/acme/itemsvc/rest"
@@ -39,6 +40,10 @@ type App struct {
 	Sandbox *sandbox.Sandbox
 	// Webhooks is the webhook dispatcher, run as a worker by Start.
 	Webhooks *webhook.Dispatcher
+	// Keys is the server secret (SECRET_KEY or its key file); SigningKey
+	// the token signing key derived from it (or JWT_SECRET).
+	Keys       *secrets.Keys
+	SigningKey []byte
 
 	workers []Worker
 	limits  *ratelimit.Limits
@@ -92,11 +97,18 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, db *databas
 	if applied > 0 {
 		log.InfoContext(ctx, "applied migrations", "count", applied, "dialect", db.Dialect)
 	}
-	secret, err := auth.SigningSecret(ctx, db.Client, cfg.JWTSecret)
+	keys, err := serverKeys(cfg)
 	if err != nil {
 		return nil, err
 	}
-	a := &App{Config: cfg, DB: db, Logger: log, Metrics: prometheus.NewRegistry()}
+	signing := keys.Derive(secrets.PurposeTokens)
+	if cfg.JWTSecret != "" {
+		signing = []byte(cfg.JWTSecret)
+	}
+	if err := auth.DropStoredSecrets(ctx, db.Client); err != nil {
+		return nil, err
+	}
+	a := &App{Config: cfg, DB: db, Logger: log, Metrics: prometheus.NewRegistry(), Keys: keys, SigningKey: signing}
 
 	// Rate limits (DESIGN §3): per API key and per client address for
 	// failed logins, in memory or in Redis when REDIS_URL is set.
@@ -126,6 +138,7 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, db *databas
 	wopts := opts.Webhooks
 	wopts.Schedule = cfg.WebhookRetrySchedule
 	wopts.Logger = log
+	wopts.Secrets = keys.Box(secrets.PurposeWebhooks)
 	wopts.Metrics = a.Metrics
 	dispatcher := webhook.New(db.Client, db.Dialect, guard, wopts)
 	sopts.WebhookGuard = guard
@@ -135,7 +148,13 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, db *databas
 		sopts.OnCommit = dispatcher.Notify
 	}
 
-	svc := service.New(db.Client, auth.NewTokens(secret, cfg.TokenTTL), sopts)
+	sopts.SecretBox = keys.Box(secrets.PurposeWebhooks)
+	svc := service.New(db.Client, auth.NewTokens(signing, cfg.TokenTTL), sopts)
+	if n, err := svc.SealWebhookSecrets(ctx); err != nil {
+		return nil, err
+	} else if n > 0 {
+		log.InfoContext(ctx, "encrypted webhook signing secrets stored in plaintext", "count", n)
+	}
 	a.Service = svc
 	a.Webhooks = dispatcher
 	a.workers = append(a.workers, Worker{Name: "webhooks", Run: dispatcher.Run})

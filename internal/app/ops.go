@@ -4,6 +4,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/acme/itemsvc/internal/sandbox"
+	"github.com/acme/itemsvc/internal/secrets"
 	"github.com/acme/itemsvc/rest"
 )
 
@@ -21,7 +22,7 @@ func (a *App) operations(o *rest.Options) {
 	o.CORSOrigins = a.Config.CORSOrigins
 	o.Sandbox = a.Config.Sandbox
 	if a.Config.Sandbox {
-		a.Sandbox = sandbox.New(a.DB.Client, a.Logger, a.Config.SandboxResetInterval)
+		a.Sandbox = sandbox.New(a.DB.Client, a.Logger, a.Config.SandboxResetInterval, a.Keys.Derive(secrets.PurposeSandbox))
 		a.workers = append(a.workers, Worker{Name: "sandbox-reset", Run: a.Sandbox.Run})
 	}
 }

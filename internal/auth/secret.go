@@ -2,10 +2,6 @@ package auth
 
 import (
 	"context"
-	"crypto/rand"
-	"database/sql"
-	"encoding/hex"
-	"errors"
 	"fmt"
 
 	"github.com/acme/itemsvc/ent"
@@ -13,39 +9,19 @@ import (
 	"github.com/acme/itemsvc/ent/setting"
 )
 
-// secretSetting names the generated signing secret in the settings table.
-const secretSetting = "jwt_secret"
+// storedSecrets are the settings rows in which earlier versions kept
+// secrets in plaintext: the generated token signing secret and the sandbox
+// seed. Both now derive from the server secret (internal/secrets), which
+// the database never holds.
+var storedSecrets = []string{"jwt_secret", "sandbox_seed_secret"}
 
-// SigningSecret returns the configured secret, or else the one kept in the
-// database, generating and storing it on first use, so that every replica and
-// every restart signs with the same secret.
-func SigningSecret(ctx context.Context, client *ent.Client, configured string) ([]byte, error) {
-	if configured != "" {
-		return []byte(configured), nil
-	}
-	return StoredSecret(ctx, client, secretSetting)
-}
-
-// StoredSecret returns the random secret kept in the settings row name,
-// making it on first use. Replicas that start together race to insert; the
-// first insert wins and all read it back.
-func StoredSecret(ctx context.Context, client *ent.Client, name string) ([]byte, error) {
+// DropStoredSecrets deletes the secrets earlier versions kept in the
+// database, so that a backup made from now on holds none. Tokens signed with
+// the old secret stop working: their holders log in again.
+func DropStoredSecrets(ctx context.Context, client *ent.Client) error {
 	ctx = privacy.DecisionContext(ctx, privacy.Allow)
-	b := make([]byte, 32)
-	_, _ = rand.Read(b)
-	err := client.Setting.Create().
-		SetID(name).
-		SetValue(hex.EncodeToString(b)).
-		OnConflictColumns(setting.FieldID).
-		DoNothing().
-		Exec(ctx)
-	// DoNothing on an existing row reports "no rows": someone was first.
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("store secret %s: %w", name, err)
+	if _, err := client.Setting.Delete().Where(setting.IDIn(storedSecrets...)).Exec(ctx); err != nil {
+		return fmt.Errorf("drop stored secrets: %w", err)
 	}
-	s, err := client.Setting.Get(ctx, name)
-	if err != nil {
-		return nil, fmt.Errorf("read secret %s: %w", name, err)
-	}
-	return []byte(s.Value), nil
+	return nil
 }

@@ -21,6 +21,7 @@ type Config struct {
 	DatabaseURL          string
 	RedisURL             string
 	JWTSecret            string
+	SecretKey            string
 	TokenTTL             time.Duration
 	RateLimitPerMinute   int
 	RateLimitPerHour     int
@@ -61,7 +62,8 @@ func (c *Config) Register(fs *flag.FlagSet) *Loader {
 	l.add("addr", "ADDR", ":8080", "address to listen on", str(&c.Addr))
 	l.add("database-url", "DATABASE_URL", "sqlite:data/app.db", "database: sqlite:PATH, sqlite::memory: or postgres://…", str(&c.DatabaseURL))
 	l.add("redis-url", "REDIS_URL", "", "Redis for rate-limit counters shared by replicas (redis://…); empty: in memory", str(&c.RedisURL))
-	l.add("jwt-secret", "JWT_SECRET", "", "token signing secret (32+ bytes); empty: generated once and kept in the database", str(&c.JWTSecret))
+	l.add("secret-key", "SECRET_KEY", "", "server secret (32+ bytes, the same on every replica): derives the token signing key, encrypts webhook secrets; empty: a 0600 key file beside the SQLite database (required with PostgreSQL)", str(&c.SecretKey))
+	l.add("jwt-secret", "JWT_SECRET", "", "token signing secret (32+ bytes); empty: derived from SECRET_KEY", str(&c.JWTSecret))
 	l.add("token-ttl", "TOKEN_TTL", "1h", "access token lifetime", duration(&c.TokenTTL))
 	l.add("rate-limit-per-minute", "RATE_LIMIT_PER_MINUTE", "100", "requests per minute per API key", positive(&c.RateLimitPerMinute))
 	l.add("rate-limit-per-hour", "RATE_LIMIT_PER_HOUR", "1000", "requests per hour per API key", positive(&c.RateLimitPerHour))
@@ -145,6 +147,9 @@ func (c *Config) validate() error {
 	}
 	if c.JWTSecret != "" && len(c.JWTSecret) < 32 {
 		errs = append(errs, errors.New("JWT_SECRET: want at least 32 bytes"))
+	}
+	if c.SecretKey != "" && len(c.SecretKey) < 32 {
+		errs = append(errs, errors.New("SECRET_KEY: want at least 32 bytes (openssl rand -hex 32 makes one)"))
 	}
 	if c.TokenTTL < time.Second {
 		errs = append(errs, errors.New("TOKEN_TTL: want at least 1s"))

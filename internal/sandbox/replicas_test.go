@@ -8,6 +8,7 @@ import (
 
 	"github.com/acme/itemsvc/internal/config"
 	"github.com/acme/itemsvc/internal/sandbox"
+	"github.com/acme/itemsvc/internal/secrets"
 	"github.com/acme/itemsvc/internal/testutil"
 )
 
@@ -18,7 +19,7 @@ func TestReplicasResetOnce(t *testing.T) {
 	ctx := context.Background()
 	sbs := make([]*sandbox.Sandbox, 3)
 	for i := range sbs {
-		sbs[i] = sandbox.New(env.App.DB.Client, env.App.Logger, time.Hour)
+		sbs[i] = sandbox.New(env.App.DB.Client, env.App.Logger, time.Hour, env.App.Keys.Derive(secrets.PurposeSandbox))
 	}
 	if _, err := sbs[0].Start(ctx); err != nil {
 		t.Fatal(err)

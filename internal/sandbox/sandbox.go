@@ -17,14 +17,17 @@ import (
 
 // Sandbox seeds and resets the demo data of one database.
 type Sandbox struct {
+	seed     deriver
 	client   *ent.Client
 	log      *slog.Logger
 	interval time.Duration
 }
 
-// New returns the sandbox of a database, reset every interval by Run.
-func New(client *ent.Client, log *slog.Logger, interval time.Duration) *Sandbox {
-	return &Sandbox{client: client, log: log, interval: interval}
+// New returns the sandbox of a database, reset every interval by Run; its
+// keys and ids derive from seed (secrets.PurposeSandbox of the server
+// secret), so they are the same on every replica and after every restart.
+func New(client *ent.Client, log *slog.Logger, interval time.Duration, seed []byte) *Sandbox {
+	return &Sandbox{client: client, log: log, interval: interval, seed: deriver{secret: seed}}
 }
 
 // system lets the sandbox past the privacy rules: it is an operator's action.
@@ -38,10 +41,7 @@ func system(ctx context.Context) context.Context {
 // clients did since the last reset.
 func (s *Sandbox) Start(ctx context.Context) ([]Key, error) {
 	ctx = system(ctx)
-	d, err := loadSecret(ctx, s.client)
-	if err != nil {
-		return nil, err
-	}
+	d := s.seed
 	keys := demoKeys(d)
 	hashes := make([]string, len(keys))
 	for i, k := range keys {
@@ -80,10 +80,7 @@ func (s *Sandbox) ResetIfDue(ctx context.Context) (bool, error) {
 // for its row lock, then find nothing to update and skip.
 func (s *Sandbox) resetIf(ctx context.Context, since time.Time) (bool, error) {
 	ctx = system(ctx)
-	d, err := loadSecret(ctx, s.client)
-	if err != nil {
-		return false, err
-	}
+	d := s.seed
 	tx, err := s.client.Tx(ctx)
 	if err != nil {
 		return false, fmt.Errorf("sandbox reset: begin: %w", err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/acme/itemsvc/internal/config"
 	"github.com/acme/itemsvc/internal/sandbox"
+	"github.com/acme/itemsvc/internal/secrets"
 	"github.com/acme/itemsvc/internal/testutil"
 )
 
@@ -123,7 +124,7 @@ func sameItems(a, b []item) bool {
 func TestResetKeepsKeysAndIDs(t *testing.T) {
 	env := testutil.New(t, testutil.WithConfig(func(c *config.Config) { c.Sandbox = true }))
 	ctx := context.Background()
-	sb := sandbox.New(env.App.DB.Client, env.App.Logger, time.Hour)
+	sb := sandbox.New(env.App.DB.Client, env.App.Logger, time.Hour, env.App.Keys.Derive(secrets.PurposeSandbox))
 	keys, err := sb.Start(ctx)
 	if err != nil {
 		t.Fatal(err)

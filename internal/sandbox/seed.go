@@ -2,8 +2,8 @@
 // sk_test_ keys and items, put back to that seed at start and on every reset
 // interval without a restart.
 //
-// The seed is deterministic given one secret kept in the settings table
-// (made once, like the token signing secret): the keys, and the ids of users,
+// The seed is deterministic given one secret derived from the server secret
+// (internal/secrets), never stored: the keys, and the ids of users,
 // keys and items, are the same after every reset, on every replica and after
 // every restart. So a printed key keeps working, and so does a token issued
 // before a reset.
@@ -26,9 +26,6 @@ import (
 	"github.com/acme/itemsvc/ent/user"
 	"github.com/acme/itemsvc/internal/auth"
 )
-
-// secretSetting names the secret that the seed's keys and ids derive from.
-const secretSetting = "sandbox_seed_secret"
 
 // seedEpoch is the time part of the seed's ids, so that they sort in seed
 // order and look like ids of the same era as real ones.
@@ -100,15 +97,6 @@ func (d deriver) id(prefix string, n int, parts ...string) string {
 		panic(fmt.Sprintf("sandbox id: %v", err))
 	}
 	return prefix + strings.ToLower(u.String())
-}
-
-// loadSecret returns the seed secret, making and storing it on first use.
-func loadSecret(ctx context.Context, client *ent.Client) (deriver, error) {
-	secret, err := auth.StoredSecret(ctx, client, secretSetting)
-	if err != nil {
-		return deriver{}, fmt.Errorf("sandbox: %w", err)
-	}
-	return deriver{secret: secret}, nil
 }
 
 // seed writes the demo data in tx, which must hold no users.

@@ -12,6 +12,7 @@ import (
 	"github.com/acme/itemsvc/ent"
 	"github.com/acme/itemsvc/internal/apperr"
 	"github.com/acme/itemsvc/internal/auth"
+	"github.com/acme/itemsvc/internal/secrets"
 	"github.com/acme/itemsvc/internal/viewer"
 	"github.com/acme/itemsvc/internal/webhook"
 )
@@ -35,6 +36,9 @@ type Options struct {
 	// WebhookGuard checks receiver URLs at registration (WEBHOOK_ALLOW_PRIVATE);
 	// default: no loopback, private or link-local addresses.
 	WebhookGuard *webhook.Guard
+	// SecretBox seals webhook signing secrets before they are stored
+	// (internal/secrets); nil stores them as they are, which only tests do.
+	SecretBox *secrets.Box
 }
 
 // Service implements the API's operations on one database.

@@ -14,9 +14,11 @@ import (
 	"github.com/acme/itemsvc/ent"
 	"github.com/acme/itemsvc/ent/delivery"
 	"github.com/acme/itemsvc/ent/deliveryattempt"
+	"github.com/acme/itemsvc/ent/privacy"
 	"github.com/acme/itemsvc/ent/schema/pulid"
 	"github.com/acme/itemsvc/ent/webhookendpoint"
 	"github.com/acme/itemsvc/internal/apperr"
+	"github.com/acme/itemsvc/internal/secrets"
 	"github.com/acme/itemsvc/internal/webhook"
 )
 
@@ -183,10 +185,11 @@ func (s *Service) CreateWebhook(ctx context.Context, in WebhookInput) (*ent.Webh
 	if err := in.normalize(ctx, s.webhookGuard()); err != nil {
 		return nil, err
 	}
+	secret := webhook.NewSecret()
 	c := s.db.WebhookEndpoint.Create().
 		SetUserID(v.UserID).
 		SetURL(*in.URL).
-		SetSecret(webhook.NewSecret()).
+		SetSecret(s.seal(secret)).
 		SetEvents([]string{})
 	if in.Description != nil {
 		c.SetDescription(*in.Description)
@@ -201,7 +204,51 @@ func (s *Service) CreateWebhook(ctx context.Context, in WebhookInput) (*ent.Webh
 	if err != nil {
 		return nil, fmt.Errorf("create webhook: %w", err)
 	}
+	ep.Secret = secret // shown once, at creation; stored sealed
 	return ep, nil
+}
+
+// seal prepares a signing secret for storage.
+func (s *Service) seal(secret string) string {
+	if s.opts.SecretBox == nil {
+		return secret
+	}
+	return s.opts.SecretBox.Seal(secret)
+}
+
+// SealWebhookSecrets seals the signing secrets that an earlier version
+// stored in plaintext, and returns how many endpoints it changed. The server
+// runs it at start; it is idempotent.
+func (s *Service) SealWebhookSecrets(ctx context.Context) (int, error) {
+	if s.opts.SecretBox == nil {
+		return 0, nil
+	}
+	ctx = privacy.DecisionContext(ctx, privacy.Allow)
+	eps, err := s.db.WebhookEndpoint.Query().All(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("seal webhook secrets: %w", err)
+	}
+	n := 0
+	for _, ep := range eps {
+		u := s.db.WebhookEndpoint.UpdateOneID(ep.ID)
+		changed := false
+		if !secrets.IsSealed(ep.Secret) {
+			u.SetSecret(s.seal(ep.Secret))
+			changed = true
+		}
+		if ep.PreviousSecret != "" && !secrets.IsSealed(ep.PreviousSecret) {
+			u.SetPreviousSecret(s.seal(ep.PreviousSecret))
+			changed = true
+		}
+		if !changed {
+			continue
+		}
+		if err := u.Exec(ctx); err != nil {
+			return n, fmt.Errorf("seal webhook secret of %s: %w", ep.ID, err)
+		}
+		n++
+	}
+	return n, nil
 }
 
 // UpdateWebhook changes the fields present in the input. Turning an endpoint
@@ -278,6 +325,7 @@ func (s *Service) RotateWebhookSecret(ctx context.Context, id string) (*ent.Webh
 		return nil, err
 	}
 	var ep *ent.WebhookEndpoint
+	secret := webhook.NewSecret()
 	err := s.withTx(ctx, func(tx *ent.Tx) error {
 		cur, err := s.webhook(ctx, tx.Client(), id)
 		if err != nil {
@@ -286,13 +334,14 @@ func (s *Service) RotateWebhookSecret(ctx context.Context, id string) (*ent.Webh
 		ep, err = tx.WebhookEndpoint.UpdateOne(cur).
 			SetPreviousSecret(cur.Secret).
 			SetPreviousSecretExpiresAt(time.Now().UTC().Add(SecretRotationGrace).Truncate(time.Microsecond)).
-			SetSecret(webhook.NewSecret()).
+			SetSecret(s.seal(secret)).
 			Save(ctx)
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("rotate webhook secret: %w", err)
 	}
+	ep.Secret = secret // shown once; stored sealed
 	return ep, nil
 }
 

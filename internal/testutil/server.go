@@ -62,6 +62,11 @@ func Config(t testing.TB) config.Config {
 		t.Fatalf("default config: %v", err)
 	}
 	cfg.DatabaseURL = DatabaseURL(t)
+	if OnPostgres() {
+		// PostgreSQL needs SECRET_KEY; SQLite tests use the key file a
+		// first start makes beside the database, as a user's would.
+		cfg.SecretKey = strings.Repeat("s", 32)
+	}
 	return cfg
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/acme/itemsvc/ent/privacy"
 	"github.com/acme/itemsvc/ent/user"
 	"github.com/acme/itemsvc/ent/webhookendpoint"
+	"github.com/acme/itemsvc/internal/secrets"
 )
 
 // Options tune a Dispatcher; zero values take the production defaults.
@@ -58,6 +59,9 @@ type Options struct {
 	// Lookup resolves receiver hosts for the address guard built by the
 	// app. Default the system resolver.
 	Lookup LookupFunc
+	// Secrets opens the endpoints' signing secrets, which the database
+	// holds sealed (internal/secrets); nil takes them as stored.
+	Secrets *secrets.Box
 	// Logger receives the dispatcher's warnings. Default slog.Default().
 	Logger *slog.Logger
 	// Metrics registers the dispatcher's collectors; nil: none.
@@ -402,7 +406,11 @@ func (d *Dispatcher) send(ctx context.Context, ev *ent.Event, ep *ent.WebhookEnd
 		return result{err: err}
 	}
 	ts := d.now()
-	sig, err := Sign(ev.ID, ts, payload, secrets(ep, ts)...)
+	keys, err := signingSecrets(d.opts.Secrets, ep, ts)
+	if err != nil {
+		return result{err: err}
+	}
+	sig, err := Sign(ev.ID, ts, payload, keys...)
 	if err != nil {
 		return result{err: err}
 	}

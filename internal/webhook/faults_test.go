@@ -12,6 +12,7 @@ import (
 	"github.com/acme/itemsvc/ent/event"
 	"github.com/acme/itemsvc/internal/app"
 	"github.com/acme/itemsvc/internal/config"
+	"github.com/acme/itemsvc/internal/secrets"
 	"github.com/acme/itemsvc/internal/testutil"
 	"github.com/acme/itemsvc/internal/webhook"
 )
@@ -235,6 +236,7 @@ func TestShutdown(t *testing.T) {
 			d := webhook.New(env.App.DB.Client, env.App.DB.Dialect, webhook.NewGuard(true, nil), webhook.Options{
 				PollInterval: 10 * time.Millisecond,
 				DrainTimeout: 500 * time.Millisecond,
+				Secrets:      env.App.Keys.Box(secrets.PurposeWebhooks),
 			})
 			ctx, cancel := context.WithCancel(context.Background())
 			stopped := make(chan struct{})

@@ -2,10 +2,12 @@ package webhook
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/acme/itemsvc/ent"
 	"github.com/acme/itemsvc/ent/schema"
+	"github.com/acme/itemsvc/internal/secrets"
 )
 
 // body is the JSON sent for an event (DESIGN §4).
@@ -29,14 +31,27 @@ func Payload(ev *ent.Event) ([]byte, error) {
 	})
 }
 
-// secrets are the secrets that sign for an endpoint at now: the current one,
-// and the previous one until its grace period after a rotation ends.
-func secrets(ep *ent.WebhookEndpoint, now time.Time) []string {
-	out := []string{ep.Secret}
+// signingSecrets are the secrets that sign for an endpoint at now: the
+// current one, and the previous one until its grace period after a rotation
+// ends, opened with box (they are stored sealed); a nil box takes them as
+// they are stored.
+func signingSecrets(box *secrets.Box, ep *ent.WebhookEndpoint, now time.Time) ([]string, error) {
+	stored := []string{ep.Secret}
 	if ep.PreviousSecret != "" && ep.PreviousSecretExpiresAt != nil && now.Before(*ep.PreviousSecretExpiresAt) {
-		out = append(out, ep.PreviousSecret)
+		stored = append(stored, ep.PreviousSecret)
 	}
-	return out
+	if box == nil {
+		return stored, nil
+	}
+	out := make([]string, len(stored))
+	for i, s := range stored {
+		plain, err := box.Open(s)
+		if err != nil {
+			return nil, fmt.Errorf("endpoint %s signing secret: %w", ep.ID, err)
+		}
+		out[i] = plain
+	}
+	return out, nil
 }
 
 // EventTypes are the events an endpoint may subscribe to, in the order they
