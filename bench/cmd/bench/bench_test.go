@@ -95,3 +95,56 @@ func TestWriteMarkdown(t *testing.T) {
 		}
 	}
 }
+
+// TestBaselines: rows the reference does not run are compared with the
+// server's row their target names, and skipped when that row did not run.
+func TestBaselines(t *testing.T) {
+	byName := map[string]row{}
+	for _, r := range rows {
+		byName[r.name] = r
+	}
+	m := func(rps float64) measurement { return measurement{RPS: rps} }
+	cases := []struct {
+		name    string
+		results []rowResult
+		want    map[string]string // row -> verdict or "skipped"
+		ratio   map[string]float64
+	}{
+		{
+			name: "all rows",
+			results: []rowResult{
+				{Row: byName["list"], Server: m(1000), Reference: m(1000)},
+				{Row: byName["graphql"], Server: m(850)},
+				{Row: byName["list-100k"], Server: m(800)},
+				{Row: byName["page-100k"], Server: m(100)},
+				{Row: byName["cursor-100k"], Server: m(790)},
+				{Row: byName["graphql-100k"], Server: m(600)},
+			},
+			want:  map[string]string{"graphql": "ok", "list-100k": "MISS: req/s < 0.90×", "page-100k": "ok", "cursor-100k": "ok", "graphql-100k": "MISS: req/s < 0.80×"},
+			ratio: map[string]float64{"graphql": 0.85, "list-100k": 0.8, "page-100k": 0.125, "cursor-100k": 790.0 / 800, "graphql-100k": 0.75},
+		},
+		{
+			name:    "baseline missing",
+			results: []rowResult{{Row: byName["cursor-100k"], Server: m(790)}},
+			want:    map[string]string{"cursor-100k": "skipped"},
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := runResult{Rows: c.results}
+			r.finish()
+			for _, row := range r.Rows {
+				want, ok := c.want[row.Row.name]
+				if !ok {
+					continue
+				}
+				if got := row.verdict(); got != want {
+					t.Errorf("%s: verdict %q, want %q (%s)", row.Row.name, got, want, row.Skipped)
+				}
+				if q, ok := c.ratio[row.Row.name]; ok && row.Server.RPS/row.Reference.RPS != q {
+					t.Errorf("%s: ratio %v, want %v", row.Row.name, row.Server.RPS/row.Reference.RPS, q)
+				}
+			}
+		})
+	}
+}

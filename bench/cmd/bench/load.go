@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -16,10 +17,16 @@ import (
 // row is one measured request kind.
 type row struct {
 	name, title string
-	// serverOnly rows have no counterpart in the reference (GraphQL); their
-	// ratio is to the server's REST list of the same run.
+	// serverOnly rows are not run on the reference (GraphQL, which it
+	// lacks, and the rows at scale, whose targets are about the server
+	// itself); their ratio is to the server's row named by baseline in the
+	// same run ("list" when empty).
 	serverOnly bool
-	// minRatio is the target throughput ratio; maxP99 the latency bound (0: none).
+	baseline   string
+	// scale rows run as the user with -scale items (fixture.big).
+	scale bool
+	// minRatio is the target throughput ratio (0: none, the row informs);
+	// maxP99 the latency bound (0: none).
 	minRatio float64
 	maxP99   time.Duration
 	status   int
@@ -29,7 +36,20 @@ type row struct {
 	check func(body []byte) string
 }
 
+// graphqlQuery asks for what the REST list returns (userID is REST's
+// user_id), so the two compare like for like.
 const graphqlQuery = `{ items(first: 20) { totalCount edges { node { id name description status userID createdAt updatedAt } } } }`
+
+// deepPage is the page of the deep rows: near the end of the big user's
+// items at 20 a page (page 4,990 of 5,000 at the default -scale).
+func (fx *fixture) deepPage() int { return max(1, fx.bigItems/20-10) }
+
+func checkGraphQL(body []byte) string {
+	if bytes.Contains(body, []byte(`"errors"`)) || !bytes.Contains(body, []byte(`"totalCount"`)) {
+		return "GraphQL errors or no totalCount: " + truncate(body)
+	}
+	return ""
+}
 
 // rows are the measured requests, reads first so that the writes of one
 // server never change what the other reads.
@@ -52,12 +72,38 @@ var rows = []row{
 		request: func(base string, fx *fixture, w, n, conns int) (*http.Request, error) {
 			return authed("POST", base+"/graphql", fx.token(w), jsonBody(map[string]string{"query": graphqlQuery}))
 		},
-		check: func(body []byte) string {
-			if bytes.Contains(body, []byte(`"errors"`)) || !bytes.Contains(body, []byte(`"totalCount"`)) {
-				return "GraphQL errors or no totalCount: " + truncate(body)
-			}
-			return ""
+		check: checkGraphQL,
+	},
+	// At scale: one user with -scale items (100,000). The targets are the
+	// issue's: a list as fast at 100,000 as at 1,000 items, a deep page by
+	// cursor as fast as the first, GraphQL close to REST.
+	{
+		name: "list-100k", title: "GET /v1/items?limit=20, 100k items", serverOnly: true, scale: true, baseline: "list", minRatio: 0.9, status: http.StatusOK,
+		request: func(base string, fx *fixture, w, n, conns int) (*http.Request, error) {
+			return authed("GET", base+"/v1/items?limit=20", fx.big.token, nil)
 		},
+		check: wantSubstring(`"total":`),
+	},
+	{
+		name: "page-100k", title: "GET /v1/items?limit=20&page=(near the end), 100k items", serverOnly: true, scale: true, baseline: "list-100k", status: http.StatusOK,
+		request: func(base string, fx *fixture, w, n, conns int) (*http.Request, error) {
+			return authed("GET", fmt.Sprintf("%s/v1/items?limit=20&page=%d", base, fx.deepPage()), fx.big.token, nil)
+		},
+		check: wantSubstring(`"id":"item_`),
+	},
+	{
+		name: "cursor-100k", title: "GET /v1/items?limit=20&cursor=(near the end), 100k items", serverOnly: true, scale: true, baseline: "list-100k", minRatio: 0.9, status: http.StatusOK,
+		request: func(base string, fx *fixture, w, n, conns int) (*http.Request, error) {
+			return authed("GET", base+"/v1/items?limit=20&cursor="+url.QueryEscape(fx.big.deepCursor), fx.big.token, nil)
+		},
+		check: wantSubstring(`"id":"item_`),
+	},
+	{
+		name: "graphql-100k", title: "POST /graphql items(first: 20) + totalCount, 100k items", serverOnly: true, scale: true, baseline: "list-100k", minRatio: 0.8, status: http.StatusOK,
+		request: func(base string, fx *fixture, w, n, conns int) (*http.Request, error) {
+			return authed("POST", base+"/graphql", fx.big.token, jsonBody(map[string]string{"query": graphqlQuery}))
+		},
+		check: checkGraphQL,
 	},
 	{
 		name: "create", title: "POST /v1/items", minRatio: 0.7, status: http.StatusCreated,
@@ -103,9 +149,13 @@ func selectRows(names []string) ([]row, error) {
 }
 
 // skip says why a row cannot run on this build: GraphQL answers 404 until
-// the GraphQL endpoint is part of the server.
+// the GraphQL endpoint is part of the server; the cursor row needs a server
+// that gives cursors.
 func (r row) skip(ctx context.Context, base string, fx *fixture) string {
-	if r.name != "graphql" {
+	if r.name == "cursor-100k" && fx.big.deepCursor == "" {
+		return "the server's item list gives no next_cursor"
+	}
+	if !strings.HasPrefix(r.name, "graphql") {
 		return ""
 	}
 	req, err := r.request(base, fx, 0, 0, 1)

@@ -1,13 +1,13 @@
 // Command bench is the reproducible benchmark behind `make bench`. It builds
 // the server and the lean reference server (bench/reference), seeds a fresh
 // database (SQLite, or PostgreSQL with BENCH_DATABASE_URL) with 10 users and
-// 10,000 items, starts both, then drives each measured request with a
+// 10,000 items (and, for the rows at scale, one user with 100,000), starts both, then drives each measured request with a
 // closed loop of 32 connections for a fixed time and prints requests/s, p50,
 // p99, errors and peak RSS of the server, each as a ratio to the reference
 // measured in the same run. With taskset the servers run on CPU 0 and the
 // load generator on CPU 1 (the standard configuration).
 //
-//	go run ./bench/cmd/bench [-duration 10s] [-rows list,get] [-write]
+//	go run ./bench/cmd/bench [-duration 10s] [-rows list,get] [-scale 100000] [-write]
 package main
 
 import (
@@ -37,6 +37,7 @@ type options struct {
 	duration, warmup time.Duration
 	conns            int
 	users, items     int
+	scale            int // items of the one user of the rows at scale
 	rows             []string
 	write            bool
 	out              string
@@ -54,6 +55,7 @@ func main() {
 	flag.IntVar(&o.conns, "conns", 32, "concurrent connections (closed loop: one request in flight each)")
 	flag.IntVar(&o.users, "users", 10, "seeded users, each with an API key")
 	flag.IntVar(&o.items, "items", 10000, "seeded items, spread over the users")
+	flag.IntVar(&o.scale, "scale", 100000, "items of the one more user whose list the rows at scale (…-100k) read")
 	flag.StringVar(&rows, "rows", strings.Join(rowNames(), ","), "rows to run, comma-separated")
 	flag.BoolVar(&o.write, "write", false, "record the results in BENCHMARKS.md (newest run first)")
 	flag.StringVar(&o.out, "out", "BENCHMARKS.md", "file that -write records into")
@@ -84,6 +86,15 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	}
 	if o.conns < 1 || o.users < 1 || o.items < o.users || o.duration <= 0 {
 		return errors.New("want -conns ≥ 1, -users ≥ 1, -items ≥ -users and a positive -duration")
+	}
+	scale := 0
+	for _, r := range selected {
+		if r.scale {
+			scale = o.scale
+		}
+	}
+	if scale > 0 && scale < 40 {
+		return errors.New("want -scale ≥ 40: the deep page is near the end of at least two pages of 20")
 	}
 	root, err := moduleRoot()
 	if err != nil {
@@ -119,11 +130,14 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		}
 		env = append(env, "BENCH_PPROF_ADDR="+prof.addr)
 	}
-	progress("seeding %s: %d users, %d items", db.dialect, o.users, o.items)
-	fx, err := seed(ctx, bins.server, env, db, o.users, o.items)
+	progress("seeding %s: %d users, %d items; %d items of one more user", db.dialect, o.users, o.items, scale)
+	t0 := time.Now()
+	fx, err := seed(ctx, bins.server, env, db, o.users, o.items, scale)
 	if err != nil {
 		return err
 	}
+
+	progress("seeded in %s", time.Since(t0).Round(100*time.Millisecond))
 
 	// Described before the load generator is pinned, which would make it see
 	// one CPU.
@@ -154,6 +168,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		Dialect:  db.dialect,
 		Users:    o.users,
 		Items:    o.items,
+		Scale:    scale,
 		Conns:    o.conns,
 		Duration: o.duration,
 		Warmup:   o.warmup,
