@@ -96,55 +96,40 @@ func TestWriteMarkdown(t *testing.T) {
 	}
 }
 
-// TestBaselines: rows the reference does not run are compared with the
-// server's row their target names, and skipped when that row did not run.
-func TestBaselines(t *testing.T) {
-	byName := map[string]row{}
+// TestContenders: the reference runs the server's rows; every other row
+// runs in turns with the server's baseline row that its target names.
+func TestContenders(t *testing.T) {
+	srv, ref := &process{name: "server"}, &process{name: "reference"}
+	want := map[string][2]string{ // row -> process:row of the second contender
+		"list":         {"reference", "list"},
+		"get":          {"reference", "get"},
+		"create":       {"reference", "create"},
+		"update":       {"reference", "update"},
+		"graphql":      {"server", "list"},
+		"list-100k":    {"server", "list"},
+		"page-100k":    {"server", "list-100k"},
+		"cursor-100k":  {"server", "list-100k"},
+		"graphql-100k": {"server", "list-100k"},
+	}
 	for _, r := range rows {
-		byName[r.name] = r
-	}
-	m := func(rps float64) measurement { return measurement{RPS: rps} }
-	cases := []struct {
-		name    string
-		results []rowResult
-		want    map[string]string // row -> verdict or "skipped"
-		ratio   map[string]float64
-	}{
-		{
-			name: "all rows",
-			results: []rowResult{
-				{Row: byName["list"], Server: m(1000), Reference: m(1000)},
-				{Row: byName["graphql"], Server: m(850)},
-				{Row: byName["list-100k"], Server: m(800)},
-				{Row: byName["page-100k"], Server: m(100)},
-				{Row: byName["cursor-100k"], Server: m(790)},
-				{Row: byName["graphql-100k"], Server: m(600)},
-			},
-			want:  map[string]string{"graphql": "ok", "list-100k": "MISS: req/s < 0.90×", "page-100k": "ok", "cursor-100k": "ok", "graphql-100k": "MISS: req/s < 0.80×"},
-			ratio: map[string]float64{"graphql": 0.85, "list-100k": 0.8, "page-100k": 0.125, "cursor-100k": 790.0 / 800, "graphql-100k": 0.75},
-		},
-		{
-			name:    "baseline missing",
-			results: []rowResult{{Row: byName["cursor-100k"], Server: m(790)}},
-			want:    map[string]string{"cursor-100k": "skipped"},
-		},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			r := runResult{Rows: c.results}
-			r.finish()
-			for _, row := range r.Rows {
-				want, ok := c.want[row.Row.name]
-				if !ok {
-					continue
-				}
-				if got := row.verdict(); got != want {
-					t.Errorf("%s: verdict %q, want %q (%s)", row.Row.name, got, want, row.Skipped)
-				}
-				if q, ok := c.ratio[row.Row.name]; ok && row.Server.RPS/row.Reference.RPS != q {
-					t.Errorf("%s: ratio %v, want %v", row.Row.name, row.Server.RPS/row.Reference.RPS, q)
-				}
+		t.Run(r.name, func(t *testing.T) {
+			w, ok := want[r.name]
+			if !ok {
+				t.Fatalf("row %s is not in this table", r.name)
+			}
+			cs, err := contenders(r, srv, ref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(cs) != 2 || cs[0].p != srv || cs[0].r.name != r.name {
+				t.Fatalf("first contender %s:%s, want server:%s", cs[0].p.name, cs[0].r.name, r.name)
+			}
+			if got := [2]string{cs[1].p.name, cs[1].r.name}; got != w {
+				t.Errorf("second contender %v, want %v", got, w)
 			}
 		})
+	}
+	if _, err := contenders(row{name: "x", serverOnly: true, baseline: "nope"}, srv, ref); err == nil {
+		t.Error("an unknown baseline was accepted")
 	}
 }

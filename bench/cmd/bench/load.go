@@ -19,8 +19,8 @@ type row struct {
 	name, title string
 	// serverOnly rows are not run on the reference (GraphQL, which it
 	// lacks, and the rows at scale, whose targets are about the server
-	// itself); their ratio is to the server's row named by baseline in the
-	// same run ("list" when empty).
+	// itself); the server runs them in alternating turns with the row
+	// named by baseline ("list" when empty), which their ratio is to.
 	serverOnly bool
 	baseline   string
 	// scale rows run as the user with -scale items (fixture.big).
@@ -245,9 +245,33 @@ type measurement struct {
 	PeakReset  bool  // false: PeakRSS is the process's lifetime peak
 }
 
+// contender is what one side of a row's measurement does: a server and the
+// requests it gets.
+type contender struct {
+	p *process
+	r row
+}
+
+// contenders are the two sides of a row: the server and the reference on
+// the same requests, or, for rows the reference does not run, the server on
+// the row and on its baseline row, so that both meet the same background
+// load in alternating turns and their ratio holds on a busy machine.
+func contenders(r row, srv, ref *process) ([]contender, error) {
+	if !r.serverOnly {
+		return []contender{{srv, r}, {ref, r}}, nil
+	}
+	for _, b := range rows {
+		if b.name == r.baselineName() {
+			return []contender{{srv, r}, {srv, b}}, nil
+		}
+	}
+	return nil, fmt.Errorf("row %s: unknown baseline row %q", r.name, r.baselineName())
+}
+
 // tally collects one server's results over the slices of a row.
 type tally struct {
 	p       *process
+	r       row
 	client  *http.Client
 	lat     []time.Duration
 	elapsed time.Duration
@@ -262,13 +286,15 @@ type tally struct {
 // holds on a busy machine.
 const turns = 5
 
-// measureRow warms each server up, then drives them in alternating turns
+// measureRow warms each contender up, then drives them in alternating turns
 // with a closed loop of o.conns connections until each has had o.duration.
-// With a profiler, the first server's CPU profile covers its turns and its
-// allocation profile is taken at the end.
-func measureRow(ctx context.Context, procs []*process, r row, fx *fixture, o options, prof *profiler) ([]measurement, error) {
-	tallies := make([]*tally, len(procs))
-	for i, p := range procs {
+// With a profiler, the first contender's CPU profile covers its turns and
+// its allocation profile is taken at the end.
+func measureRow(ctx context.Context, cs []contender, fx *fixture, o options, prof *profiler) ([]measurement, error) {
+	tallies := make([]*tally, len(cs))
+	r := cs[0].r
+	for i, c := range cs {
+		p := c.p
 		tr := &http.Transport{
 			MaxIdleConns:        o.conns,
 			MaxIdleConnsPerHost: o.conns,
@@ -276,10 +302,10 @@ func measureRow(ctx context.Context, procs []*process, r row, fx *fixture, o opt
 			DisableCompression:  true,
 		}
 		defer tr.CloseIdleConnections()
-		t := &tally{p: p, client: &http.Client{Transport: tr, Timeout: 30 * time.Second}, seq: 1 << 20}
+		t := &tally{p: p, r: c.r, client: &http.Client{Transport: tr, Timeout: 30 * time.Second}, seq: 1 << 20}
 		tallies[i] = t
 		if o.warmup > 0 {
-			if err := drive(ctx, t, r, fx, o.conns, o.warmup, false); err != nil {
+			if err := drive(ctx, t, t.r, fx, o.conns, o.warmup, false); err != nil {
 				return nil, err
 			}
 		}
@@ -292,7 +318,7 @@ func measureRow(ctx context.Context, procs []*process, r row, fx *fixture, o opt
 			if prof != nil && i == 0 {
 				profDone = prof.cpu(ctx, t.p.name, r.name, turn)
 			}
-			if err := drive(ctx, t, r, fx, o.conns, turn, true); err != nil {
+			if err := drive(ctx, t, t.r, fx, o.conns, turn, true); err != nil {
 				return nil, err
 			}
 			if profDone != nil {

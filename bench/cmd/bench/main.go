@@ -24,14 +24,6 @@ import (
 	"time"
 )
 
-func names(procs []*process) []string {
-	out := make([]string, len(procs))
-	for i, p := range procs {
-		out[i] = p.name
-	}
-	return out
-}
-
 // options are the command line of a run.
 type options struct {
 	duration, warmup time.Duration
@@ -175,7 +167,6 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		Started:  time.Now().UTC(),
 		Note:     o.note,
 	}
-	targets := []*process{srv, ref}
 	for _, r := range selected {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -187,19 +178,26 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 			res.Rows = append(res.Rows, row)
 			continue
 		}
-		procs := targets
-		if r.serverOnly {
-			procs = targets[:1]
+		cs, err := contenders(r, srv, ref)
+		if err != nil {
+			return err
 		}
-		progress("%s: %s on the %s", r.title, o.duration, strings.Join(names(procs), " and the "))
-		ms, err := measureRow(ctx, procs, r, fx, o, prof)
+		if r.serverOnly {
+			if note := cs[1].r.skip(ctx, srv.base, fx); note != "" {
+				row.Skipped = "its baseline " + cs[1].r.name + ": " + note
+				progress("%s: skipped: %s", r.title, row.Skipped)
+				res.Rows = append(res.Rows, row)
+				continue
+			}
+			progress("%s: %s on the server, in turns with its %s", r.title, o.duration, cs[1].r.name)
+		} else {
+			progress("%s: %s on the server and the reference", r.title, o.duration)
+		}
+		ms, err := measureRow(ctx, cs, fx, o, prof)
 		if err != nil {
 			return fmt.Errorf("%s: %w", r.title, err)
 		}
-		row.Server = ms[0]
-		if len(ms) > 1 {
-			row.Reference = ms[1]
-		}
+		row.Server, row.Reference = ms[0], ms[1]
 		res.Rows = append(res.Rows, row)
 	}
 	res.finish()

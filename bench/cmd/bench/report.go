@@ -35,7 +35,7 @@ type runResult struct {
 type rowResult struct {
 	Row       row
 	Server    measurement
-	Reference measurement // for serverOnly rows: the server's baseline row
+	Reference measurement // for serverOnly rows: the server on the baseline row, in the same turns
 	Skipped   string
 	RefLabel  string
 }
@@ -48,25 +48,13 @@ func (r row) baselineName() string {
 	return r.baseline
 }
 
-// finish gives serverOnly rows the server's figures of their baseline row as
-// their yardstick.
+// finish names what each row was measured against.
 func (r *runResult) finish() {
-	server := map[string]rowResult{}
-	for _, row := range r.Rows {
-		server[row.Row.name] = row
-	}
 	for i := range r.Rows {
 		row := &r.Rows[i]
 		row.RefLabel = "reference"
-		if row.Row.serverOnly && row.Skipped == "" {
-			name := row.Row.baselineName()
-			row.RefLabel = "server's " + name
-			base, ok := server[name]
-			if !ok || base.Skipped != "" {
-				row.Skipped = fmt.Sprintf("no %s row in this run to compare with (add %s to -rows)", name, name)
-				continue
-			}
-			row.Reference = base.Server
+		if row.Row.serverOnly {
+			row.RefLabel = "server's " + row.Row.baselineName()
 		}
 	}
 }
@@ -205,7 +193,7 @@ func printResult(w io.Writer, r runResult) {
 			fmt.Fprintf(w, "%s: peak RSS is the server's lifetime peak (could not reset it per row)\n", row.Row.title)
 		}
 	}
-	fmt.Fprintln(w, "\nEvery × ref is the server's figure divided by the reference's in this run; rows the reference does not run\n(GraphQL, at scale) are divided by the server's row their target names.")
+	fmt.Fprintln(w, "\nEvery × ref is the server's figure divided by the reference's in the same turns; rows the reference does not run\n(GraphQL, at scale) are divided by the server's figure on the row their target names, measured in turns with them.")
 }
 
 // machine describes where a run happened.
