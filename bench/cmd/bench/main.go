@@ -133,7 +133,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 
 	// Described before the load generator is pinned, which would make it see
 	// one CPU.
-	machine, err := describeMachine(root)
+	machine, err := describeMachine(root, o.out)
 	if err != nil {
 		return err
 	}

@@ -204,7 +204,10 @@ type machine struct {
 	Go     string
 }
 
-func describeMachine(root string) (machine, error) {
+// describeMachine says where the run happens; out, the file -write records
+// into, does not count as an uncommitted change (a run recorded just before
+// leaves it changed).
+func describeMachine(root, out string) (machine, error) {
 	m := machine{CPUs: runtime.NumCPU(), Model: "unknown", Go: runtime.Version()}
 	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
 		sc := bufio.NewScanner(bytes.NewReader(data))
@@ -227,7 +230,7 @@ func describeMachine(root string) (machine, error) {
 	m.Commit = git("rev-parse", "--short", "HEAD")
 	if m.Commit == "" {
 		m.Commit = "unknown"
-	} else if git("status", "--porcelain", "--untracked-files=no") != "" {
+	} else if git("status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)"+out) != "" {
 		m.Commit += " (with uncommitted changes)"
 	}
 	return m, nil
