@@ -1,3 +1,5 @@
 package graph
 
-//go:generate go tool gqlgen
+// gqlgen.go runs gqlgen (as `go tool gqlgen` would) and then serializes list
+// marshalling; see its doc comment.
+//go:generate go run gqlgen.go

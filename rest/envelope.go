@@ -22,10 +22,33 @@ type meta struct {
 }
 
 type pagination struct {
-	Page  int `json:"page"`
+	// Page is absent on a page reached by cursor, whose number is not
+	// known without counting everything before it.
+	Page  int `json:"page,omitzero"`
 	Limit int `json:"limit"`
 	Total int `json:"total"`
 	Pages int `json:"pages"`
+	// NextCursor is given by lists that take a cursor (items), and there
+	// always: null on the last page. Other lists leave it out.
+	NextCursor nextCursor `json:"next_cursor,omitzero"`
+}
+
+// nextCursor is the next_cursor of a list that offers cursors: a string, or
+// null when no page follows. Its zero value is a list without cursors.
+type nextCursor struct {
+	offered bool
+	value   string // "" on the last page
+}
+
+// IsZero reports a list without cursors, whose next_cursor is left out.
+func (n nextCursor) IsZero() bool { return !n.offered }
+
+// MarshalJSON writes the cursor, or null on the last page.
+func (n nextCursor) MarshalJSON() ([]byte, error) {
+	if n.value == "" {
+		return []byte("null"), nil
+	}
+	return json.Marshal(n.value)
 }
 
 type success struct {

@@ -2,9 +2,13 @@ package rest_test
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"net/http/httptest"
 	"testing"
+	"time"
+
+	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/acme/itemsvc/internal/testutil"
 )
@@ -64,8 +68,20 @@ func FuzzListQuery(f *testing.F) {
 		"", "page=1&limit=20", "page=0", "limit=101", "page=-1", "page=1e3", "limit=%zz", "status=archived",
 		"sort=name&order=asc", "sort=id", "order=DESC", "user_id=user_01m80r92d8jcq7kyybma0724rk", "user_id=",
 		"page=99999999999999999999", "limit=1&limit=2", "a=%00", ";;;", "page=1;limit=2", "sort=name%27--",
+		"cursor=", "cursor=%FF", "cursor=AAAA", "page=2&cursor=AAAA", "sort=name&cursor=hKFpv2l0ZW1f",
 	} {
 		f.Add(seed)
+	}
+	// Cursors of the right shape, for the fuzzer to bend.
+	for _, c := range []map[string]any{
+		{"i": "item_01m80r92d8jcq7kyybma0724rk", "v": time.Date(2026, 1, 2, 3, 4, 5, 6000, time.UTC), "s": "created_at", "d": true},
+		{"i": "item_01m80r92d8jcq7kyybma0724rk", "v": "one", "s": "name", "d": true},
+	} {
+		b, err := msgpack.Marshal(c)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add("limit=1&sort=" + c["s"].(string) + "&cursor=" + base64.RawURLEncoding.EncodeToString(b))
 	}
 	env := testutil.New(f)
 	env.CreateItem(env.Alice, "one")

@@ -39,12 +39,20 @@ func (h items) list(c *gin.Context) {
 		renderError(c, err)
 		return
 	}
-	renderPage(c, resource.NewItems(page.Items), pagination{
-		Page:  p.Page,
-		Limit: p.Limit,
-		Total: page.Total,
-		Pages: service.Pages(page.Total, p.Limit),
-	})
+	pg := pagination{
+		Page:       p.Page,
+		Limit:      p.Limit,
+		Total:      page.Total,
+		Pages:      service.Pages(page.Total, p.Limit),
+		NextCursor: nextCursor{offered: true},
+	}
+	if p.After != nil {
+		pg.Page = 0 // unknown: see pagination.Page
+	}
+	if page.Next != nil {
+		pg.NextCursor.value = page.Next.Encode()
+	}
+	renderPage(c, resource.NewItems(page.Items), pg)
 }
 
 func (h items) get(c *gin.Context) {

@@ -23,7 +23,7 @@ func TestListParams(t *testing.T) {
 	}
 	paged := func(name, q string, page, limit int) testutil.Scenario {
 		return testutil.Scenario{Name: name, Method: "GET", Path: list(q), Token: tok, Status: 200,
-			Contains: []string{fmt.Sprintf(`"pagination":{"page":%d,"limit":%d,"total":0,"pages":0}`, page, limit)}}
+			Contains: []string{fmt.Sprintf(`"pagination":{"page":%d,"limit":%d,"total":0,"pages":0,"next_cursor":null}`, page, limit)}}
 	}
 	testutil.Run(t, env, []testutil.Scenario{
 		paged("defaults", "", 1, 20),

@@ -10,11 +10,11 @@ import (
 	"github.com/acme/itemsvc/internal/testutil"
 )
 
-// BenchmarkRouter sends the benchmark's REST requests through the whole
-// router (middleware, service, ent, SQLite) in process; with -cpuprofile and
+// BenchmarkRouter sends the benchmark's REST and GraphQL requests through the
+// whole router (middleware, service, ent, SQLite) in process; with -cpuprofile and
 // -memprofile it shows where a request's time and allocations go.
 func BenchmarkRouter(b *testing.B) {
-	env := testutil.New(b)
+	env := testutil.New(b, noRateLimit)
 	var ids []string
 	for i := range 1000 { // as many as each user of make bench has
 		ids = append(ids, env.CreateItem(env.Alice, fmt.Sprintf("item %d", i)))
@@ -26,6 +26,11 @@ func BenchmarkRouter(b *testing.B) {
 	}{
 		{"list", func(int) testutil.Request {
 			return testutil.Request{Method: "GET", Path: "/v1/items?limit=20"}
+		}, http.StatusOK},
+		{"graphql", func(int) testutil.Request {
+			// The GraphQL row of make bench: the same page as list.
+			return testutil.Request{Method: "POST", Path: "/graphql",
+				Body: `{"query":"{ items(first: 20) { totalCount edges { node { id name description status userID createdAt updatedAt } } } }"}`}
 		}, http.StatusOK},
 		{"get", func(n int) testutil.Request {
 			return testutil.Request{Method: "GET", Path: "/v1/items/" + ids[n%len(ids)]}

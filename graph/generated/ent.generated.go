@@ -17,6 +17,7 @@ import (
 	"github.com/acme/itemsvc/ent"
 	"github.com/acme/itemsvc/ent/item"
 	"github.com/acme/itemsvc/ent/user"
+	"github.com/acme/itemsvc/graph/serial"
 	"github.com/vektah/gqlparser/v2/ast"
 )
 
@@ -3139,7 +3140,7 @@ func (ec *executionContext) unmarshalNItemWhereInput2ᚖgithubᚗcomᚋacmeᚋit
 }
 
 func (ec *executionContext) marshalNNode2ᚕgithubᚗcomᚋacmeᚋitemsvcᚋentᚐNoder(ctx context.Context, sel ast.SelectionSet, v []ent.Noder) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := serial.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalONode2githubᚗcomᚋacmeᚋitemsvcᚋentᚐNoder(ctx, sel, v[i])
@@ -3240,7 +3241,7 @@ func (ec *executionContext) marshalOItemEdge2ᚕᚖgithubᚗcomᚋacmeᚋitemsvc
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := serial.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalOItemEdge2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋentᚐItemEdge(ctx, sel, v[i])
@@ -3285,7 +3286,7 @@ func (ec *executionContext) marshalOItemStatus2ᚕgithubᚗcomᚋacmeᚋitemsvc�
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := serial.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNItemStatus2githubᚗcomᚋacmeᚋitemsvcᚋentᚋitemᚐStatus(ctx, sel, v[i])
@@ -3359,7 +3360,7 @@ func (ec *executionContext) marshalOUserEdge2ᚕᚖgithubᚗcomᚋacmeᚋitemsvc
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := serial.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalOUserEdge2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋentᚐUserEdge(ctx, sel, v[i])
@@ -3404,7 +3405,7 @@ func (ec *executionContext) marshalOUserRole2ᚕgithubᚗcomᚋacmeᚋitemsvcᚋ
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := serial.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNUserRole2githubᚗcomᚋacmeᚋitemsvcᚋentᚋuserᚐRole(ctx, sel, v[i])

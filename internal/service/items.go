@@ -22,9 +22,12 @@ type ItemInput struct {
 type ItemPage struct {
 	Items []*ent.Item
 	Total int
+	// Next is where the following page starts; nil on the last page.
+	Next *ItemCursor
 }
 
-// ListItems returns one page of the items the viewer may see.
+// ListItems returns one page of the items the viewer may see: at an offset
+// (p.Page), or after a cursor (p.After), with the cursor of the next page.
 func (s *Service) ListItems(ctx context.Context, p ListParams) (ItemPage, error) {
 	v, err := requireViewer(ctx)
 	if err != nil {
@@ -52,9 +55,21 @@ func (s *Service) ListItems(ctx context.Context, p ListParams) (ItemPage, error)
 	if offset >= total {
 		return page, nil
 	}
-	page.Items, err = q.Order(p.order()...).Offset(offset).Limit(p.Limit).All(ctx)
+	if p.After != nil {
+		q.Where(p.After.after())
+	} else if offset > 0 {
+		q.Offset(offset)
+	}
+	// One row more than the page tells whether another page follows,
+	// whatever happened to the total since it was counted.
+	page.Items, err = q.Order(p.order()...).Limit(p.Limit + 1).All(ctx)
 	if err != nil {
 		return ItemPage{}, fmt.Errorf("list items: %w", err)
+	}
+	if len(page.Items) > p.Limit {
+		page.Items = page.Items[:p.Limit]
+		next := p.cursorAfter(page.Items[p.Limit-1])
+		page.Next = &next
 	}
 	return page, nil
 }

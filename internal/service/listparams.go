@@ -27,6 +27,9 @@ type ListParams struct {
 	UserID      string // "" for any the viewer may see
 	Sort        string // created_at, updated_at or name
 	Desc        bool
+	// After, when set, starts the page after this position instead of at
+	// an offset (the cursor parameter); Page is then 1.
+	After *ItemCursor
 }
 
 // sortFields maps the sort parameter to its column.
@@ -38,7 +41,8 @@ var sortFields = map[string]string{
 
 // ParseListParams reads and checks the query of GET /items. A parameter
 // outside its bounds is a VALIDATION_ERROR naming it; absent ones take their
-// defaults.
+// defaults. A cursor must come from a list of the same sort and order, and
+// page may then only be absent or 1.
 func ParseListParams(q url.Values) (ListParams, error) {
 	p := ListParams{Page: 1, Limit: DefaultLimit, Sort: "created_at", Desc: true}
 	var err error
@@ -74,6 +78,14 @@ func ParseListParams(q url.Values) (ListParams, error) {
 			p.Desc = true
 		default:
 			return p, apperr.Validation("order", "must be asc or desc")
+		}
+	}
+	if v, ok := param(q, "cursor"); ok {
+		if p.Page != 1 {
+			return p, apperr.Validation("cursor", "cannot be combined with page: a cursor says where the page starts")
+		}
+		if p.After, err = parseCursor(v, p); err != nil {
+			return p, err
 		}
 	}
 	return p, nil

@@ -95,3 +95,41 @@ func TestWriteMarkdown(t *testing.T) {
 		}
 	}
 }
+
+// TestContenders: the reference runs the server's rows; every other row
+// runs in turns with the server's baseline row that its target names.
+func TestContenders(t *testing.T) {
+	srv, ref := &process{name: "server"}, &process{name: "reference"}
+	want := map[string][2]string{ // row -> process:row of the second contender
+		"list":         {"reference", "list"},
+		"get":          {"reference", "get"},
+		"create":       {"reference", "create"},
+		"update":       {"reference", "update"},
+		"graphql":      {"server", "list"},
+		"list-100k":    {"server", "list"},
+		"page-100k":    {"server", "list-100k"},
+		"cursor-100k":  {"server", "list-100k"},
+		"graphql-100k": {"server", "list-100k"},
+	}
+	for _, r := range rows {
+		t.Run(r.name, func(t *testing.T) {
+			w, ok := want[r.name]
+			if !ok {
+				t.Fatalf("row %s is not in this table", r.name)
+			}
+			cs, err := contenders(r, srv, ref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(cs) != 2 || cs[0].p != srv || cs[0].r.name != r.name {
+				t.Fatalf("first contender %s:%s, want server:%s", cs[0].p.name, cs[0].r.name, r.name)
+			}
+			if got := [2]string{cs[1].p.name, cs[1].r.name}; got != w {
+				t.Errorf("second contender %v, want %v", got, w)
+			}
+		})
+	}
+	if _, err := contenders(row{name: "x", serverOnly: true, baseline: "nope"}, srv, ref); err == nil {
+		t.Error("an unknown baseline was accepted")
+	}
+}

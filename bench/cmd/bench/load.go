@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -16,10 +17,16 @@ import (
 // row is one measured request kind.
 type row struct {
 	name, title string
-	// serverOnly rows have no counterpart in the reference (GraphQL); their
-	// ratio is to the server's REST list of the same run.
+	// serverOnly rows are not run on the reference (GraphQL, which it
+	// lacks, and the rows at scale, whose targets are about the server
+	// itself); the server runs them in alternating turns with the row
+	// named by baseline ("list" when empty), which their ratio is to.
 	serverOnly bool
-	// minRatio is the target throughput ratio; maxP99 the latency bound (0: none).
+	baseline   string
+	// scale rows run as the user with -scale items (fixture.big).
+	scale bool
+	// minRatio is the target throughput ratio (0: none, the row informs);
+	// maxP99 the latency bound (0: none).
 	minRatio float64
 	maxP99   time.Duration
 	status   int
@@ -29,7 +36,20 @@ type row struct {
 	check func(body []byte) string
 }
 
+// graphqlQuery asks for what the REST list returns (userID is REST's
+// user_id), so the two compare like for like.
 const graphqlQuery = `{ items(first: 20) { totalCount edges { node { id name description status userID createdAt updatedAt } } } }`
+
+// deepPage is the page of the deep rows: near the end of the big user's
+// items at 20 a page (page 4,990 of 5,000 at the default -scale).
+func (fx *fixture) deepPage() int { return max(1, fx.bigItems/20-10) }
+
+func checkGraphQL(body []byte) string {
+	if bytes.Contains(body, []byte(`"errors"`)) || !bytes.Contains(body, []byte(`"totalCount"`)) {
+		return "GraphQL errors or no totalCount: " + truncate(body)
+	}
+	return ""
+}
 
 // rows are the measured requests, reads first so that the writes of one
 // server never change what the other reads.
@@ -52,12 +72,38 @@ var rows = []row{
 		request: func(base string, fx *fixture, w, n, conns int) (*http.Request, error) {
 			return authed("POST", base+"/graphql", fx.token(w), jsonBody(map[string]string{"query": graphqlQuery}))
 		},
-		check: func(body []byte) string {
-			if bytes.Contains(body, []byte(`"errors"`)) || !bytes.Contains(body, []byte(`"totalCount"`)) {
-				return "GraphQL errors or no totalCount: " + truncate(body)
-			}
-			return ""
+		check: checkGraphQL,
+	},
+	// At scale: one user with -scale items (100,000). The targets are the
+	// issue's: a list as fast at 100,000 as at 1,000 items, a deep page by
+	// cursor as fast as the first, GraphQL close to REST.
+	{
+		name: "list-100k", title: "GET /v1/items?limit=20, 100k items", serverOnly: true, scale: true, baseline: "list", minRatio: 0.9, status: http.StatusOK,
+		request: func(base string, fx *fixture, w, n, conns int) (*http.Request, error) {
+			return authed("GET", base+"/v1/items?limit=20", fx.big.token, nil)
 		},
+		check: wantSubstring(`"total":`),
+	},
+	{
+		name: "page-100k", title: "GET /v1/items?limit=20&page=(near the end), 100k items", serverOnly: true, scale: true, baseline: "list-100k", status: http.StatusOK,
+		request: func(base string, fx *fixture, w, n, conns int) (*http.Request, error) {
+			return authed("GET", fmt.Sprintf("%s/v1/items?limit=20&page=%d", base, fx.deepPage()), fx.big.token, nil)
+		},
+		check: wantSubstring(`"id":"item_`),
+	},
+	{
+		name: "cursor-100k", title: "GET /v1/items?limit=20&cursor=(near the end), 100k items", serverOnly: true, scale: true, baseline: "list-100k", minRatio: 0.9, status: http.StatusOK,
+		request: func(base string, fx *fixture, w, n, conns int) (*http.Request, error) {
+			return authed("GET", base+"/v1/items?limit=20&cursor="+url.QueryEscape(fx.big.deepCursor), fx.big.token, nil)
+		},
+		check: wantSubstring(`"id":"item_`),
+	},
+	{
+		name: "graphql-100k", title: "POST /graphql items(first: 20) + totalCount, 100k items", serverOnly: true, scale: true, baseline: "list-100k", minRatio: 0.8, status: http.StatusOK,
+		request: func(base string, fx *fixture, w, n, conns int) (*http.Request, error) {
+			return authed("POST", base+"/graphql", fx.big.token, jsonBody(map[string]string{"query": graphqlQuery}))
+		},
+		check: checkGraphQL,
 	},
 	{
 		name: "create", title: "POST /v1/items", minRatio: 0.7, status: http.StatusCreated,
@@ -103,9 +149,13 @@ func selectRows(names []string) ([]row, error) {
 }
 
 // skip says why a row cannot run on this build: GraphQL answers 404 until
-// the GraphQL endpoint is part of the server.
+// the GraphQL endpoint is part of the server; the cursor row needs a server
+// that gives cursors.
 func (r row) skip(ctx context.Context, base string, fx *fixture) string {
-	if r.name != "graphql" {
+	if r.name == "cursor-100k" && fx.big.deepCursor == "" {
+		return "the server's item list gives no next_cursor"
+	}
+	if !strings.HasPrefix(r.name, "graphql") {
 		return ""
 	}
 	req, err := r.request(base, fx, 0, 0, 1)
@@ -195,9 +245,33 @@ type measurement struct {
 	PeakReset  bool  // false: PeakRSS is the process's lifetime peak
 }
 
+// contender is what one side of a row's measurement does: a server and the
+// requests it gets.
+type contender struct {
+	p *process
+	r row
+}
+
+// contenders are the two sides of a row: the server and the reference on
+// the same requests, or, for rows the reference does not run, the server on
+// the row and on its baseline row, so that both meet the same background
+// load in alternating turns and their ratio holds on a busy machine.
+func contenders(r row, srv, ref *process) ([]contender, error) {
+	if !r.serverOnly {
+		return []contender{{srv, r}, {ref, r}}, nil
+	}
+	for _, b := range rows {
+		if b.name == r.baselineName() {
+			return []contender{{srv, r}, {srv, b}}, nil
+		}
+	}
+	return nil, fmt.Errorf("row %s: unknown baseline row %q", r.name, r.baselineName())
+}
+
 // tally collects one server's results over the slices of a row.
 type tally struct {
 	p       *process
+	r       row
 	client  *http.Client
 	lat     []time.Duration
 	elapsed time.Duration
@@ -212,13 +286,15 @@ type tally struct {
 // holds on a busy machine.
 const turns = 5
 
-// measureRow warms each server up, then drives them in alternating turns
+// measureRow warms each contender up, then drives them in alternating turns
 // with a closed loop of o.conns connections until each has had o.duration.
-// With a profiler, the first server's CPU profile covers its turns and its
-// allocation profile is taken at the end.
-func measureRow(ctx context.Context, procs []*process, r row, fx *fixture, o options, prof *profiler) ([]measurement, error) {
-	tallies := make([]*tally, len(procs))
-	for i, p := range procs {
+// With a profiler, the first contender's CPU profile covers its turns and
+// its allocation profile is taken at the end.
+func measureRow(ctx context.Context, cs []contender, fx *fixture, o options, prof *profiler) ([]measurement, error) {
+	tallies := make([]*tally, len(cs))
+	r := cs[0].r
+	for i, c := range cs {
+		p := c.p
 		tr := &http.Transport{
 			MaxIdleConns:        o.conns,
 			MaxIdleConnsPerHost: o.conns,
@@ -226,10 +302,10 @@ func measureRow(ctx context.Context, procs []*process, r row, fx *fixture, o opt
 			DisableCompression:  true,
 		}
 		defer tr.CloseIdleConnections()
-		t := &tally{p: p, client: &http.Client{Transport: tr, Timeout: 30 * time.Second}, seq: 1 << 20}
+		t := &tally{p: p, r: c.r, client: &http.Client{Transport: tr, Timeout: 30 * time.Second}, seq: 1 << 20}
 		tallies[i] = t
 		if o.warmup > 0 {
-			if err := drive(ctx, t, r, fx, o.conns, o.warmup, false); err != nil {
+			if err := drive(ctx, t, t.r, fx, o.conns, o.warmup, false); err != nil {
 				return nil, err
 			}
 		}
@@ -242,7 +318,7 @@ func measureRow(ctx context.Context, procs []*process, r row, fx *fixture, o opt
 			if prof != nil && i == 0 {
 				profDone = prof.cpu(ctx, t.p.name, r.name, turn)
 			}
-			if err := drive(ctx, t, r, fx, o.conns, turn, true); err != nil {
+			if err := drive(ctx, t, t.r, fx, o.conns, turn, true); err != nil {
 				return nil, err
 			}
 			if profDone != nil {

@@ -1,13 +1,13 @@
 // Command bench is the reproducible benchmark behind `make bench`. It builds
 // the server and the lean reference server (bench/reference), seeds a fresh
 // database (SQLite, or PostgreSQL with BENCH_DATABASE_URL) with 10 users and
-// 10,000 items, starts both, then drives each measured request with a
+// 10,000 items (and, for the rows at scale, one user with 100,000), starts both, then drives each measured request with a
 // closed loop of 32 connections for a fixed time and prints requests/s, p50,
 // p99, errors and peak RSS of the server, each as a ratio to the reference
 // measured in the same run. With taskset the servers run on CPU 0 and the
 // load generator on CPU 1 (the standard configuration).
 //
-//	go run ./bench/cmd/bench [-duration 10s] [-rows list,get] [-write]
+//	go run ./bench/cmd/bench [-duration 10s] [-rows list,get] [-scale 100000] [-write]
 package main
 
 import (
@@ -24,19 +24,12 @@ import (
 	"time"
 )
 
-func names(procs []*process) []string {
-	out := make([]string, len(procs))
-	for i, p := range procs {
-		out[i] = p.name
-	}
-	return out
-}
-
 // options are the command line of a run.
 type options struct {
 	duration, warmup time.Duration
 	conns            int
 	users, items     int
+	scale            int // items of the one user of the rows at scale
 	rows             []string
 	write            bool
 	out              string
@@ -54,6 +47,7 @@ func main() {
 	flag.IntVar(&o.conns, "conns", 32, "concurrent connections (closed loop: one request in flight each)")
 	flag.IntVar(&o.users, "users", 10, "seeded users, each with an API key")
 	flag.IntVar(&o.items, "items", 10000, "seeded items, spread over the users")
+	flag.IntVar(&o.scale, "scale", 100000, "items of the one more user whose list the rows at scale (…-100k) read")
 	flag.StringVar(&rows, "rows", strings.Join(rowNames(), ","), "rows to run, comma-separated")
 	flag.BoolVar(&o.write, "write", false, "record the results in BENCHMARKS.md (newest run first)")
 	flag.StringVar(&o.out, "out", "BENCHMARKS.md", "file that -write records into")
@@ -84,6 +78,15 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	}
 	if o.conns < 1 || o.users < 1 || o.items < o.users || o.duration <= 0 {
 		return errors.New("want -conns ≥ 1, -users ≥ 1, -items ≥ -users and a positive -duration")
+	}
+	scale := 0
+	for _, r := range selected {
+		if r.scale {
+			scale = o.scale
+		}
+	}
+	if scale > 0 && scale < 40 {
+		return errors.New("want -scale ≥ 40: the deep page is near the end of at least two pages of 20")
 	}
 	root, err := moduleRoot()
 	if err != nil {
@@ -119,15 +122,18 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		}
 		env = append(env, "BENCH_PPROF_ADDR="+prof.addr)
 	}
-	progress("seeding %s: %d users, %d items", db.dialect, o.users, o.items)
-	fx, err := seed(ctx, bins.server, env, db, o.users, o.items)
+	progress("seeding %s: %d users, %d items; %d items of one more user", db.dialect, o.users, o.items, scale)
+	t0 := time.Now()
+	fx, err := seed(ctx, bins.server, env, db, o.users, o.items, scale)
 	if err != nil {
 		return err
 	}
 
+	progress("seeded in %s", time.Since(t0).Round(100*time.Millisecond))
+
 	// Described before the load generator is pinned, which would make it see
 	// one CPU.
-	machine, err := describeMachine(root)
+	machine, err := describeMachine(root, o.out)
 	if err != nil {
 		return err
 	}
@@ -154,13 +160,13 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		Dialect:  db.dialect,
 		Users:    o.users,
 		Items:    o.items,
+		Scale:    scale,
 		Conns:    o.conns,
 		Duration: o.duration,
 		Warmup:   o.warmup,
 		Started:  time.Now().UTC(),
 		Note:     o.note,
 	}
-	targets := []*process{srv, ref}
 	for _, r := range selected {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -172,19 +178,26 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 			res.Rows = append(res.Rows, row)
 			continue
 		}
-		procs := targets
-		if r.serverOnly {
-			procs = targets[:1]
+		cs, err := contenders(r, srv, ref)
+		if err != nil {
+			return err
 		}
-		progress("%s: %s on the %s", r.title, o.duration, strings.Join(names(procs), " and the "))
-		ms, err := measureRow(ctx, procs, r, fx, o, prof)
+		if r.serverOnly {
+			if note := cs[1].r.skip(ctx, srv.base, fx); note != "" {
+				row.Skipped = "its baseline " + cs[1].r.name + ": " + note
+				progress("%s: skipped: %s", r.title, row.Skipped)
+				res.Rows = append(res.Rows, row)
+				continue
+			}
+			progress("%s: %s on the server, in turns with its %s", r.title, o.duration, cs[1].r.name)
+		} else {
+			progress("%s: %s on the server and the reference", r.title, o.duration)
+		}
+		ms, err := measureRow(ctx, cs, fx, o, prof)
 		if err != nil {
 			return fmt.Errorf("%s: %w", r.title, err)
 		}
-		row.Server = ms[0]
-		if len(ms) > 1 {
-			row.Reference = ms[1]
-		}
+		row.Server, row.Reference = ms[0], ms[1]
 		res.Rows = append(res.Rows, row)
 	}
 	res.finish()

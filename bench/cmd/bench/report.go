@@ -22,6 +22,7 @@ type runResult struct {
 	Dialect  string
 	Users    int
 	Items    int
+	Scale    int // items of the user of the rows at scale; 0: none ran
 	Conns    int
 	Duration time.Duration
 	Warmup   time.Duration
@@ -34,29 +35,26 @@ type runResult struct {
 type rowResult struct {
 	Row       row
 	Server    measurement
-	Reference measurement // for serverOnly rows: the server's REST list
+	Reference measurement // for serverOnly rows: the server on the baseline row, in the same turns
 	Skipped   string
 	RefLabel  string
 }
 
-// finish gives serverOnly rows the server's REST list as their yardstick.
-func (r *runResult) finish() {
-	var restList *measurement
-	for i := range r.Rows {
-		if r.Rows[i].Row.name == "list" {
-			restList = &r.Rows[i].Server
-		}
+// baseline is the row a serverOnly row is compared with.
+func (r row) baselineName() string {
+	if r.baseline == "" {
+		return "list"
 	}
+	return r.baseline
+}
+
+// finish names what each row was measured against.
+func (r *runResult) finish() {
 	for i := range r.Rows {
 		row := &r.Rows[i]
 		row.RefLabel = "reference"
-		if row.Row.serverOnly && row.Skipped == "" {
-			row.RefLabel = "server's REST list"
-			if restList == nil {
-				row.Skipped = "no REST list row in this run to compare with (add list to -rows)"
-				continue
-			}
-			row.Reference = *restList
+		if row.Row.serverOnly {
+			row.RefLabel = "server's " + row.Row.baselineName()
 		}
 	}
 }
@@ -92,7 +90,7 @@ func (r rowResult) verdict() string {
 		return "skipped"
 	}
 	var miss []string
-	if q := r.Server.RPS / r.Reference.RPS; r.Reference.RPS == 0 || q < r.Row.minRatio {
+	if q := r.Server.RPS / r.Reference.RPS; r.Row.minRatio > 0 && (r.Reference.RPS == 0 || q < r.Row.minRatio) {
 		miss = append(miss, fmt.Sprintf("req/s < %.2f×", r.Row.minRatio))
 	}
 	if r.Row.maxP99 > 0 && r.Server.P99 > r.Row.maxP99 {
@@ -136,8 +134,11 @@ func (r runResult) table(w io.Writer, markdown bool) {
 			continue
 		}
 		target := fmt.Sprintf("≥ %.2f", row.Row.minRatio)
+		if row.Row.minRatio == 0 {
+			target = "none"
+		}
 		if row.Row.serverOnly {
-			target += " × REST list"
+			target += " × " + row.Row.baselineName()
 		}
 		line([]string{
 			row.Row.title,
@@ -159,14 +160,23 @@ func (r runResult) table(w io.Writer, markdown bool) {
 	}
 }
 
+// describeData says what the database held.
+func (r runResult) describeData() string {
+	s := fmt.Sprintf("%s, %d users, %d items", r.Dialect, r.Users, r.Items)
+	if r.Scale > 0 {
+		s += fmt.Sprintf(", and one more user with %d items (rows at scale)", r.Scale)
+	}
+	return s
+}
+
 // printResult writes the run to the terminal.
 func printResult(w io.Writer, r runResult) {
 	fmt.Fprintf(w, "\nconfiguration: %s\n", r.Config)
 	if r.Note != "" {
 		fmt.Fprintf(w, "note: %s\n", r.Note)
 	}
-	fmt.Fprintf(w, "database: %s, %d users, %d items; %d connections, closed loop; %s per row and server after %s warmup\n\n",
-		r.Dialect, r.Users, r.Items, r.Conns, r.Duration, r.Warmup)
+	fmt.Fprintf(w, "database: %s; %d connections, closed loop; %s per row and server after %s warmup\n\n",
+		r.describeData(), r.Conns, r.Duration, r.Warmup)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	r.table(tw, false)
 	tw.Flush()
@@ -183,7 +193,7 @@ func printResult(w io.Writer, r runResult) {
 			fmt.Fprintf(w, "%s: peak RSS is the server's lifetime peak (could not reset it per row)\n", row.Row.title)
 		}
 	}
-	fmt.Fprintln(w, "\nEvery × ref is the server's figure divided by the reference's in this run (GraphQL: by the server's REST list).")
+	fmt.Fprintln(w, "\nEvery × ref is the server's figure divided by the reference's in the same turns; rows the reference does not run\n(GraphQL, at scale) are divided by the server's figure on the row their target names, measured in turns with them.")
 }
 
 // machine describes where a run happened.
@@ -194,7 +204,10 @@ type machine struct {
 	Go     string
 }
 
-func describeMachine(root string) (machine, error) {
+// describeMachine says where the run happens; out, the file -write records
+// into, does not count as an uncommitted change (a run recorded just before
+// leaves it changed).
+func describeMachine(root, out string) (machine, error) {
 	m := machine{CPUs: runtime.NumCPU(), Model: "unknown", Go: runtime.Version()}
 	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
 		sc := bufio.NewScanner(bytes.NewReader(data))
@@ -217,7 +230,7 @@ func describeMachine(root string) (machine, error) {
 	m.Commit = git("rev-parse", "--short", "HEAD")
 	if m.Commit == "" {
 		m.Commit = "unknown"
-	} else if git("status", "--porcelain", "--untracked-files=no") != "" {
+	} else if git("status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)"+out) != "" {
 		m.Commit += " (with uncommitted changes)"
 	}
 	return m, nil
@@ -253,8 +266,8 @@ func writeMarkdown(path string, r runResult, m machine) error {
 	if r.Note != "" {
 		fmt.Fprintf(&b, "- note: %s\n", r.Note)
 	}
-	fmt.Fprintf(&b, "- database: %s, %d users, %d items; %d connections, closed loop; %s per row and server after %s warmup\n\n",
-		r.Dialect, r.Users, r.Items, r.Conns, r.Duration, r.Warmup)
+	fmt.Fprintf(&b, "- database: %s; %d connections, closed loop; %s per row and server after %s warmup\n\n",
+		r.describeData(), r.Conns, r.Duration, r.Warmup)
 	r.table(&b, true)
 	b.WriteString("\n")
 	b.WriteString(earlier)

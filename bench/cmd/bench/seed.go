@@ -78,12 +78,29 @@ type fixture struct {
 	userIDs []string
 	tokens  []string
 	items   [][]string // item ids per user
+
+	// big is the user of the rows at scale, with bigItems items (none when
+	// no such row runs).
+	big      bigUser
+	bigItems int
+}
+
+// bigUser is the one user of the rows at scale.
+type bigUser struct {
+	key, userID, token string
+	// deepCursor starts the page fixture.deepPage, obtained from the API.
+	deepCursor string
 }
 
 // seed migrates the database and creates the users and their keys with the
 // server binary itself, then inserts the items directly in one transaction,
-// in the form ent writes them.
-func seed(ctx context.Context, server string, env []string, db *database, users, items int) (*fixture, error) {
+// in the form ent writes them; with scale > 0 also one more user with that
+// many items, for the rows at scale.
+//
+// The items are written in SQL, past ent and its hooks: whatever hooks keep
+// beside the items (per-owner counters, say) must be filled here too, from
+// the items, after insertItems.
+func seed(ctx context.Context, server string, env []string, db *database, users, items, scale int) (*fixture, error) {
 	runServer := func(args ...string) (string, error) {
 		cmd := exec.CommandContext(ctx, server, args...)
 		cmd.Env = env
@@ -126,15 +143,33 @@ func seed(ctx context.Context, server string, env []string, db *database, users,
 	if len(fx.userIDs) != users {
 		return nil, fmt.Errorf("seeded %d users, found %d", users, len(fx.userIDs))
 	}
-	return fx, insertItems(ctx, conn, db.dialect, fx, items)
+	if err := insertItems(ctx, conn, db.dialect, fx.userIDs, items, "Item %05d", func(owner int, id string) {
+		fx.items[owner] = append(fx.items[owner], id)
+	}); err != nil {
+		return nil, err
+	}
+	if scale > 0 {
+		// Not "bench…": the query above finds the users of the other rows.
+		if fx.big.key, err = runServer("keys", "create", "--email", "scale@example.com", "--name", "Scale User"); err != nil {
+			return nil, err
+		}
+		if err := conn.QueryRowContext(ctx, "SELECT id FROM users WHERE email = 'scale@example.com'").Scan(&fx.big.userID); err != nil {
+			return nil, fmt.Errorf("read the scale user: %w", err)
+		}
+		if err := insertItems(ctx, conn, db.dialect, []string{fx.big.userID}, scale, "Scale item %06d", func(int, string) {}); err != nil {
+			return nil, err
+		}
+		fx.bigItems = scale
+	}
+	return fx, nil
 }
 
-// insertItems writes the items in batches of one transaction: ids made like
+// insertItems writes n items in batches of one transaction: ids made like
 // the product's (prefix + lowercase ULID of the creation time), timestamps in
 // UTC at microsecond precision (the driver stores them as ent's do), one item
-// in ten archived, owners in turn.
-func insertItems(ctx context.Context, db *sql.DB, dialect string, fx *fixture, n int) error {
-	const batch = 100
+// in ten archived, owners in turn; record learns each item's owner and id.
+func insertItems(ctx context.Context, db *sql.DB, dialect string, owners []string, n int, nameFormat string, record func(owner int, id string)) error {
+	const batch = 500 // 3,500 parameters: within SQLite's and PostgreSQL's limits
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -155,8 +190,8 @@ func insertItems(ctx context.Context, db *sql.DB, dialect string, fx *fixture, n
 			if i%10 == 9 {
 				status = "archived"
 			}
-			owner := i % len(fx.userIDs)
-			fx.items[owner] = append(fx.items[owner], id)
+			owner := i % len(owners)
+			record(owner, id)
 			if j > 0 {
 				sb.WriteString(", ")
 			}
@@ -172,8 +207,8 @@ func insertItems(ctx context.Context, db *sql.DB, dialect string, fx *fixture, n
 				}
 			}
 			sb.WriteString(")")
-			args = append(args, id, ts, ts, fmt.Sprintf("Item %05d", i),
-				fmt.Sprintf("Seeded item %d of the benchmark, with a description of ordinary length.", i), status, fx.userIDs[owner])
+			args = append(args, id, ts, ts, fmt.Sprintf(nameFormat, i),
+				fmt.Sprintf("Seeded item %d of the benchmark, with a description of ordinary length.", i), status, owners[owner])
 		}
 		if _, err := tx.ExecContext(ctx, sb.String(), args...); err != nil {
 			return fmt.Errorf("insert items: %w", err)
@@ -185,31 +220,79 @@ func insertItems(ctx context.Context, db *sql.DB, dialect string, fx *fixture, n
 	return nil
 }
 
-// login exchanges each user's key for a token at the server; the reference
-// verifies the same tokens with the same secret.
+// login exchanges each user's key for a token at the server (the reference
+// verifies the same tokens with the same secret), and finds the cursor of
+// the deep page of the rows at scale.
 func (fx *fixture) login(ctx context.Context, base string) error {
 	for _, key := range fx.keys {
-		body, _ := json.Marshal(map[string]string{"api_key": key})
-		req, err := http.NewRequestWithContext(ctx, "POST", base+"/v1/auth/login", bytes.NewReader(body))
+		tok, err := loginKey(ctx, base, key)
 		if err != nil {
 			return err
 		}
-		req.Header.Set("Content-Type", "application/json")
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return fmt.Errorf("login: %w", err)
-		}
-		var env struct {
-			Data struct {
-				AccessToken string `json:"access_token"`
-			} `json:"data"`
-		}
-		err = json.NewDecoder(res.Body).Decode(&env)
-		res.Body.Close()
-		if err != nil || res.StatusCode != http.StatusOK || env.Data.AccessToken == "" {
-			return fmt.Errorf("login: status %d: %v", res.StatusCode, err)
-		}
-		fx.tokens = append(fx.tokens, env.Data.AccessToken)
+		fx.tokens = append(fx.tokens, tok)
+	}
+	if fx.big.key == "" {
+		return nil
+	}
+	tok, err := loginKey(ctx, base, fx.big.key)
+	if err != nil {
+		return err
+	}
+	fx.big.token = tok
+	return fx.findDeepCursor(ctx, base)
+}
+
+// findDeepCursor asks the server for the page before the deep page and keeps
+// its next_cursor, which starts the deep page: the cursor a client walking
+// the list would hold there. A server without cursors leaves it empty.
+func (fx *fixture) findDeepCursor(ctx context.Context, base string) error {
+	req, err := http.NewRequestWithContext(ctx, "GET", fmt.Sprintf("%s/v1/items?limit=20&page=%d", base, fx.deepPage()-1), nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+fx.big.token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("deep page: %w", err)
+	}
+	defer res.Body.Close()
+	var env struct {
+		Meta struct {
+			Pagination struct {
+				NextCursor *string `json:"next_cursor"`
+			} `json:"pagination"`
+		} `json:"meta"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&env); err != nil || res.StatusCode != http.StatusOK {
+		return fmt.Errorf("deep page: status %d: %v", res.StatusCode, err)
+	}
+	if c := env.Meta.Pagination.NextCursor; c != nil {
+		fx.big.deepCursor = *c
 	}
 	return nil
+}
+
+// loginKey exchanges an API key for a token.
+func loginKey(ctx context.Context, base, key string) (string, error) {
+	body, _ := json.Marshal(map[string]string{"api_key": key})
+	req, err := http.NewRequestWithContext(ctx, "POST", base+"/v1/auth/login", bytes.NewReader(body))
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("login: %w", err)
+	}
+	defer res.Body.Close()
+	var env struct {
+		Data struct {
+			AccessToken string `json:"access_token"`
+		} `json:"data"`
+	}
+	err = json.NewDecoder(res.Body).Decode(&env)
+	if err != nil || res.StatusCode != http.StatusOK || env.Data.AccessToken == "" {
+		return "", fmt.Errorf("login: status %d: %v", res.StatusCode, err)
+	}
+	return env.Data.AccessToken, nil
 }
