@@ -50,6 +50,7 @@ func NewServer(svc *service.Service, opts Options) http.Handler {
 	srv.Use(extension.Introspection{})
 	srv.Use(depthLimit{max: opts.MaxDepth})
 	srv.Use(extension.FixedComplexityLimit(opts.MaxComplexity))
+	srv.AroundOperations(withCountsOnce)
 	srv.AroundFields(toAppErrors)
 	p := presenter{log: opts.Logger}
 	srv.SetErrorPresenter(p.present)
