@@ -132,7 +132,7 @@ func seed(ctx context.Context, server string, env []string, db *database, users,
 // insertItems writes the items in batches of one transaction: ids made like
 // the product's (prefix + lowercase ULID of the creation time), timestamps in
 // UTC at microsecond precision (the driver stores them as ent's do), one item
-// in ten archived, owners in turn.
+// in ten archived, owners in turn; then the item counters.
 func insertItems(ctx context.Context, db *sql.DB, dialect string, fx *fixture, n int) error {
 	const batch = 100
 	tx, err := db.BeginTx(ctx, nil)
@@ -178,6 +178,13 @@ func insertItems(ctx context.Context, db *sql.DB, dialect string, fx *fixture, n
 		if _, err := tx.ExecContext(ctx, sb.String(), args...); err != nil {
 			return fmt.Errorf("insert items: %w", err)
 		}
+	}
+	// The item counters the server's hooks would have kept (the migration's
+	// backfill, on a database that has no items of its own).
+	if _, err := tx.ExecContext(ctx, `INSERT INTO item_counts (user_id, status, count) `+
+		`SELECT user_id, status, COUNT(*) FROM items GROUP BY user_id, status `+
+		`ON CONFLICT (user_id, status) DO UPDATE SET count = excluded.count`); err != nil {
+		return fmt.Errorf("count items: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("commit items: %w", err)
