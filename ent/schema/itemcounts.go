@@ -88,6 +88,7 @@ type countKey struct{ userID, status string }
 
 // countedItem is what the counters need to know of an item.
 type countedItem struct {
+	ID     string `sql:"id"`
 	UserID string `sql:"user_id"`
 	Status string `sql:"status"`
 }
@@ -96,31 +97,52 @@ type countedItem struct {
 type counts map[countKey]int
 
 // lockCounted reads the owner and status of the items a mutation is about to
-// change, locking them on PostgreSQL: a concurrent change of the same rows
-// then waits for this transaction and reads what it left, instead of
-// counting a change this one already counted. The mutation's predicates
-// (including the privacy filter) select the rows, as they do for the change.
+// change, locking them (in id order) on PostgreSQL: a concurrent change of
+// the same rows then waits for this transaction and reads what it left,
+// instead of counting a change this one already counted. The mutation's
+// predicates (including the privacy filter) select the rows, as they do for
+// the change. A bulk change is then held to the rows that were locked and
+// still match, so that it changes exactly what was counted (a row that a
+// concurrent writer added or changed meanwhile is not half counted).
 func lockCounted(ctx context.Context, m *gen.ItemMutation) ([]countedItem, error) {
 	ids, err := m.IDs(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if len(ids) == 0 {
-		return nil, nil
-	}
 	var rows []countedItem
-	err = m.Client().Item.Query().
-		Where(item.IDIn(ids...)).
-		Select(item.FieldUserID, item.FieldStatus).
-		Modify(func(s *sql.Selector) {
-			if s.Dialect() == dialect.Postgres {
-				s.ForUpdate()
-			}
-		}).
-		Scan(ctx, &rows)
-	if err != nil {
-		return nil, fmt.Errorf("lock counted items: %w", err)
+	if len(ids) > 0 {
+		err = m.Client().Item.Query().
+			Where(item.IDIn(ids...)).
+			Order(item.ByID()).
+			Select(item.FieldID, item.FieldUserID, item.FieldStatus).
+			Modify(func(s *sql.Selector) {
+				if s.Dialect() == dialect.Postgres {
+					s.ForUpdate()
+				}
+			}).
+			Scan(ctx, &rows)
+		if err != nil {
+			return nil, fmt.Errorf("lock counted items: %w", err)
+		}
 	}
+	if !m.Op().Is(ent.OpUpdate | ent.OpDelete) {
+		return rows, nil // one item by id: its id and owner cannot change
+	}
+	// What matches now, with the locked rows held still.
+	now, err := m.IDs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	matching := make(map[string]bool, len(now))
+	for _, id := range now {
+		matching[id] = true
+	}
+	rows = slices.DeleteFunc(rows, func(r countedItem) bool { return !matching[r.ID] })
+	held := make([]string, len(rows))
+	for i, r := range rows {
+		held[i] = r.ID
+	}
+	m.Where(item.IDIn(held...))
 	return rows, nil
 }
 
