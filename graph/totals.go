@@ -51,7 +51,7 @@ func countedWhere(where any) (counted, bool) {
 			continue // an explicit null filters nothing
 		}
 		s, ok := v.(string)
-		if !ok {
+		if !ok || s == "" { // "" is a filter (no such owner), not "any"
 			return c, false
 		}
 		switch k {

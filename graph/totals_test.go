@@ -186,6 +186,8 @@ func TestCountedTotalsOfUsers(t *testing.T) {
 			path: []any{"items", "totalCount"}, want: 3.0},
 		{name: "another filter is counted", as: env.Admin, query: `{ items(where: {status: archived, nameHasPrefix: "item 1"}) { totalCount } }`,
 			path: []any{"items", "totalCount"}, want: 1.0, counted: true},
+		{name: "an empty owner id is a filter", as: env.Admin, query: `{ items(where: {userID: ""}) { totalCount } }`,
+			path: []any{"items", "totalCount"}, want: 0.0, counted: true},
 		{name: "another filter of a user's items", as: env.Alice, query: `{ me { items(where: {statusIn: [archived]}) { totalCount } } }`,
 			path: []any{"me", "items", "totalCount"}, want: 2.0, counted: true},
 	}
