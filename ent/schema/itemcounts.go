@@ -21,11 +21,11 @@ import (
 // of items adds its delta to the (owner, status) counters in the transaction
 // of the change, so a rolled-back change leaves no trace in them either. An
 // item's owner never changes (user_id is immutable), so only its status
-// moves it from one counter to another. The
-// counters only ever move by atomic increments, which keeps concurrent
-// writers exact; the rows a status change or delete reads before writing are
-// locked on PostgreSQL (on SQLite, write transactions take the database lock
-// when they begin), so two transactions never both count the same change.
+// moves it from one counter to another. The counters only ever move by
+// atomic increments, which keeps concurrent writers exact; the rows a status
+// change or delete reads before writing are locked on PostgreSQL (on SQLite,
+// write transactions take the database lock when they begin), so two
+// transactions never both count the same change.
 func itemCounts() ent.Hook {
 	return func(next ent.Mutator) ent.Mutator {
 		return hook.ItemFunc(func(ctx context.Context, m *gen.ItemMutation) (ent.Value, error) {
