@@ -20,6 +20,7 @@ import (
 	"github.com/acme/itemsvc/ent/deliveryattempt"
 	"github.com/acme/itemsvc/ent/event"
 	"github.com/acme/itemsvc/ent/item"
+	"github.com/acme/itemsvc/ent/itemcount"
 	"github.com/acme/itemsvc/ent/setting"
 	"github.com/acme/itemsvc/ent/user"
 	"github.com/acme/itemsvc/ent/webhookendpoint"
@@ -40,6 +41,8 @@ type Client struct {
 	Event *EventClient
 	// Item is the client for interacting with the Item builders.
 	Item *ItemClient
+	// ItemCount is the client for interacting with the ItemCount builders.
+	ItemCount *ItemCountClient
 	// Setting is the client for interacting with the Setting builders.
 	Setting *SettingClient
 	// User is the client for interacting with the User builders.
@@ -62,6 +65,7 @@ func (c *Client) init() {
 	c.DeliveryAttempt = NewDeliveryAttemptClient(c.config)
 	c.Event = NewEventClient(c.config)
 	c.Item = NewItemClient(c.config)
+	c.ItemCount = NewItemCountClient(c.config)
 	c.Setting = NewSettingClient(c.config)
 	c.User = NewUserClient(c.config)
 	c.WebhookEndpoint = NewWebhookEndpointClient(c.config)
@@ -162,6 +166,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		DeliveryAttempt: NewDeliveryAttemptClient(cfg),
 		Event:           NewEventClient(cfg),
 		Item:            NewItemClient(cfg),
+		ItemCount:       NewItemCountClient(cfg),
 		Setting:         NewSettingClient(cfg),
 		User:            NewUserClient(cfg),
 		WebhookEndpoint: NewWebhookEndpointClient(cfg),
@@ -189,6 +194,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		DeliveryAttempt: NewDeliveryAttemptClient(cfg),
 		Event:           NewEventClient(cfg),
 		Item:            NewItemClient(cfg),
+		ItemCount:       NewItemCountClient(cfg),
 		Setting:         NewSettingClient(cfg),
 		User:            NewUserClient(cfg),
 		WebhookEndpoint: NewWebhookEndpointClient(cfg),
@@ -221,8 +227,8 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.APIKey, c.Delivery, c.DeliveryAttempt, c.Event, c.Item, c.Setting, c.User,
-		c.WebhookEndpoint,
+		c.APIKey, c.Delivery, c.DeliveryAttempt, c.Event, c.Item, c.ItemCount,
+		c.Setting, c.User, c.WebhookEndpoint,
 	} {
 		n.Use(hooks...)
 	}
@@ -232,8 +238,8 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.APIKey, c.Delivery, c.DeliveryAttempt, c.Event, c.Item, c.Setting, c.User,
-		c.WebhookEndpoint,
+		c.APIKey, c.Delivery, c.DeliveryAttempt, c.Event, c.Item, c.ItemCount,
+		c.Setting, c.User, c.WebhookEndpoint,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -252,6 +258,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Event.mutate(ctx, m)
 	case *ItemMutation:
 		return c.Item.mutate(ctx, m)
+	case *ItemCountMutation:
+		return c.ItemCount.mutate(ctx, m)
 	case *SettingMutation:
 		return c.Setting.mutate(ctx, m)
 	case *UserMutation:
@@ -1045,6 +1053,140 @@ func (c *ItemClient) mutate(ctx context.Context, m *ItemMutation) (Value, error)
 	}
 }
 
+// ItemCountClient is a client for the ItemCount schema.
+type ItemCountClient struct {
+	config
+}
+
+// NewItemCountClient returns a client for the ItemCount from the given config.
+func NewItemCountClient(c config) *ItemCountClient {
+	return &ItemCountClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `itemcount.Hooks(f(g(h())))`.
+func (c *ItemCountClient) Use(hooks ...Hook) {
+	c.hooks.ItemCount = append(c.hooks.ItemCount, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `itemcount.Intercept(f(g(h())))`.
+func (c *ItemCountClient) Intercept(interceptors ...Interceptor) {
+	c.inters.ItemCount = append(c.inters.ItemCount, interceptors...)
+}
+
+// Create returns a builder for creating a ItemCount entity.
+func (c *ItemCountClient) Create() *ItemCountCreate {
+	mutation := newItemCountMutation(c.config, OpCreate)
+	return &ItemCountCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of ItemCount entities.
+func (c *ItemCountClient) CreateBulk(builders ...*ItemCountCreate) *ItemCountCreateBulk {
+	return &ItemCountCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *ItemCountClient) MapCreateBulk(slice any, setFunc func(*ItemCountCreate, int)) *ItemCountCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &ItemCountCreateBulk{err: fmt.Errorf("calling to ItemCountClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*ItemCountCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &ItemCountCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for ItemCount.
+func (c *ItemCountClient) Update() *ItemCountUpdate {
+	mutation := newItemCountMutation(c.config, OpUpdate)
+	return &ItemCountUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *ItemCountClient) UpdateOne(_m *ItemCount) *ItemCountUpdateOne {
+	mutation := newItemCountMutation(c.config, OpUpdateOne, withItemCount(_m))
+	return &ItemCountUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *ItemCountClient) UpdateOneID(id int) *ItemCountUpdateOne {
+	mutation := newItemCountMutation(c.config, OpUpdateOne, withItemCountID(id))
+	return &ItemCountUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for ItemCount.
+func (c *ItemCountClient) Delete() *ItemCountDelete {
+	mutation := newItemCountMutation(c.config, OpDelete)
+	return &ItemCountDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *ItemCountClient) DeleteOne(_m *ItemCount) *ItemCountDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *ItemCountClient) DeleteOneID(id int) *ItemCountDeleteOne {
+	builder := c.Delete().Where(itemcount.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &ItemCountDeleteOne{builder}
+}
+
+// Query returns a query builder for ItemCount.
+func (c *ItemCountClient) Query() *ItemCountQuery {
+	return &ItemCountQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeItemCount},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a ItemCount entity by its id.
+func (c *ItemCountClient) Get(ctx context.Context, id int) (*ItemCount, error) {
+	return c.Query().Where(itemcount.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *ItemCountClient) GetX(ctx context.Context, id int) *ItemCount {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *ItemCountClient) Hooks() []Hook {
+	hooks := c.hooks.ItemCount
+	return append(hooks[:len(hooks):len(hooks)], itemcount.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *ItemCountClient) Interceptors() []Interceptor {
+	return c.inters.ItemCount
+}
+
+func (c *ItemCountClient) mutate(ctx context.Context, m *ItemCountMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&ItemCountCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&ItemCountUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&ItemCountUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&ItemCountDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown ItemCount mutation op: %q", m.Op())
+	}
+}
+
 // SettingClient is a client for the Setting schema.
 type SettingClient struct {
 	config
@@ -1530,11 +1672,11 @@ func (c *WebhookEndpointClient) mutate(ctx context.Context, m *WebhookEndpointMu
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		APIKey, Delivery, DeliveryAttempt, Event, Item, Setting, User,
+		APIKey, Delivery, DeliveryAttempt, Event, Item, ItemCount, Setting, User,
 		WebhookEndpoint []ent.Hook
 	}
 	inters struct {
-		APIKey, Delivery, DeliveryAttempt, Event, Item, Setting, User,
+		APIKey, Delivery, DeliveryAttempt, Event, Item, ItemCount, Setting, User,
 		WebhookEndpoint []ent.Interceptor
 	}
 )

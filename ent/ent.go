@@ -17,6 +17,7 @@ import (
 	"github.com/acme/itemsvc/ent/deliveryattempt"
 	"github.com/acme/itemsvc/ent/event"
 	"github.com/acme/itemsvc/ent/item"
+	"github.com/acme/itemsvc/ent/itemcount"
 	"github.com/acme/itemsvc/ent/setting"
 	"github.com/acme/itemsvc/ent/user"
 	"github.com/acme/itemsvc/ent/webhookendpoint"
@@ -85,6 +86,7 @@ func checkColumn(t, c string) error {
 			deliveryattempt.Table: deliveryattempt.ValidColumn,
 			event.Table:           event.ValidColumn,
 			item.Table:            item.ValidColumn,
+			itemcount.Table:       itemcount.ValidColumn,
 			setting.Table:         setting.ValidColumn,
 			user.Table:            user.ValidColumn,
 			webhookendpoint.Table: webhookendpoint.ValidColumn,

@@ -8,6 +8,7 @@ import (
 	"github.com/acme/itemsvc/ent/deliveryattempt"
 	"github.com/acme/itemsvc/ent/event"
 	"github.com/acme/itemsvc/ent/item"
+	"github.com/acme/itemsvc/ent/itemcount"
 	"github.com/acme/itemsvc/ent/predicate"
 	"github.com/acme/itemsvc/ent/setting"
 	"github.com/acme/itemsvc/ent/user"
@@ -21,7 +22,7 @@ import (
 
 // schemaGraph holds a representation of ent/schema at runtime.
 var schemaGraph = func() *sqlgraph.Schema {
-	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 8)}
+	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 9)}
 	graph.Nodes[0] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   apikey.Table,
@@ -127,6 +128,22 @@ var schemaGraph = func() *sqlgraph.Schema {
 	}
 	graph.Nodes[5] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
+			Table:   itemcount.Table,
+			Columns: itemcount.Columns,
+			ID: &sqlgraph.FieldSpec{
+				Type:   field.TypeInt,
+				Column: itemcount.FieldID,
+			},
+		},
+		Type: "ItemCount",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			itemcount.FieldUserID: {Type: field.TypeString, Column: itemcount.FieldUserID},
+			itemcount.FieldStatus: {Type: field.TypeString, Column: itemcount.FieldStatus},
+			itemcount.FieldCount:  {Type: field.TypeInt, Column: itemcount.FieldCount},
+		},
+	}
+	graph.Nodes[6] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
 			Table:   setting.Table,
 			Columns: setting.Columns,
 			ID: &sqlgraph.FieldSpec{
@@ -141,7 +158,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			setting.FieldValue:     {Type: field.TypeString, Column: setting.FieldValue},
 		},
 	}
-	graph.Nodes[6] = &sqlgraph.Node{
+	graph.Nodes[7] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   user.Table,
 			Columns: user.Columns,
@@ -159,7 +176,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			user.FieldRole:      {Type: field.TypeEnum, Column: user.FieldRole},
 		},
 	}
-	graph.Nodes[7] = &sqlgraph.Node{
+	graph.Nodes[8] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   webhookendpoint.Table,
 			Columns: webhookendpoint.Columns,
@@ -824,6 +841,61 @@ func (f *ItemFilter) WhereHasOwnerWith(preds ...predicate.User) {
 }
 
 // addPredicate implements the predicateAdder interface.
+func (_q *ItemCountQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the ItemCountQuery builder.
+func (_q *ItemCountQuery) Filter() *ItemCountFilter {
+	return &ItemCountFilter{config: _q.config, predicateAdder: _q}
+}
+
+// addPredicate implements the predicateAdder interface.
+func (m *ItemCountMutation) addPredicate(pred func(s *sql.Selector)) {
+	m.predicates = append(m.predicates, pred)
+}
+
+// Filter returns an entql.Where implementation to apply filters on the ItemCountMutation builder.
+func (m *ItemCountMutation) Filter() *ItemCountFilter {
+	return &ItemCountFilter{config: m.config, predicateAdder: m}
+}
+
+// ItemCountFilter provides a generic filtering capability at runtime for ItemCountQuery.
+type ItemCountFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *ItemCountFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[5].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereID applies the entql int predicate on the id field.
+func (f *ItemCountFilter) WhereID(p entql.IntP) {
+	f.Where(p.Field(itemcount.FieldID))
+}
+
+// WhereUserID applies the entql string predicate on the user_id field.
+func (f *ItemCountFilter) WhereUserID(p entql.StringP) {
+	f.Where(p.Field(itemcount.FieldUserID))
+}
+
+// WhereStatus applies the entql string predicate on the status field.
+func (f *ItemCountFilter) WhereStatus(p entql.StringP) {
+	f.Where(p.Field(itemcount.FieldStatus))
+}
+
+// WhereCount applies the entql int predicate on the count field.
+func (f *ItemCountFilter) WhereCount(p entql.IntP) {
+	f.Where(p.Field(itemcount.FieldCount))
+}
+
+// addPredicate implements the predicateAdder interface.
 func (_q *SettingQuery) addPredicate(pred func(s *sql.Selector)) {
 	_q.predicates = append(_q.predicates, pred)
 }
@@ -852,7 +924,7 @@ type SettingFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SettingFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[5].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[6].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -907,7 +979,7 @@ type UserFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *UserFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[6].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[7].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -1014,7 +1086,7 @@ type WebhookEndpointFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *WebhookEndpointFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[7].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[8].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})

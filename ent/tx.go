@@ -22,6 +22,8 @@ type Tx struct {
 	Event *EventClient
 	// Item is the client for interacting with the Item builders.
 	Item *ItemClient
+	// ItemCount is the client for interacting with the ItemCount builders.
+	ItemCount *ItemCountClient
 	// Setting is the client for interacting with the Setting builders.
 	Setting *SettingClient
 	// User is the client for interacting with the User builders.
@@ -164,6 +166,7 @@ func (tx *Tx) init() {
 	tx.DeliveryAttempt = NewDeliveryAttemptClient(tx.config)
 	tx.Event = NewEventClient(tx.config)
 	tx.Item = NewItemClient(tx.config)
+	tx.ItemCount = NewItemCountClient(tx.config)
 	tx.Setting = NewSettingClient(tx.config)
 	tx.User = NewUserClient(tx.config)
 	tx.WebhookEndpoint = NewWebhookEndpointClient(tx.config)

@@ -9,6 +9,7 @@ import (
 	"context"
 
 	"entgo.io/contrib/entgql"
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/acme/itemsvc/ent"
 	"github.com/acme/itemsvc/graph/generated"
 )
@@ -19,7 +20,7 @@ func (r *queryResolver) Node(ctx context.Context, id string) (ent.Noder, error) 
 	if err != nil {
 		return nil, err
 	}
-	return c.Noder(ctx, id, ent.WithNodeType(nodeType))
+	return c.Noder(withoutCountedTotals(ctx), id, ent.WithNodeType(nodeType))
 }
 
 // Nodes is the resolver for the nodes field.
@@ -28,7 +29,7 @@ func (r *queryResolver) Nodes(ctx context.Context, ids []string) ([]ent.Noder, e
 	if err != nil {
 		return nil, err
 	}
-	return c.Noders(ctx, ids, ent.WithNodeType(nodeType))
+	return c.Noders(withoutCountedTotals(ctx), ids, ent.WithNodeType(nodeType))
 }
 
 // Items is the resolver for the items field.
@@ -43,8 +44,17 @@ func (r *queryResolver) Items(ctx context.Context, after *entgql.Cursor[string],
 	if orderBy == nil {
 		orderBy = defaultItemOrder
 	}
-	return c.Item.Query().Paginate(ctx, after, first, before, last,
+	conn, err := c.Item.Query().Paginate(withoutCountedTotals(ctx), after, first, before, last,
 		ent.WithItemOrder(orderBy), ent.WithItemFilter(where.Filter))
+	if err != nil {
+		return nil, err
+	}
+	if f, ok := countedConnection(graphql.GetOperationContext(ctx), graphql.GetFieldContext(ctx).Field.Field); ok {
+		err = fillCounted(ctx, conn, first, last, func() (int, error) {
+			return r.svc.CountItems(ctx, f.userID, f.status)
+		})
+	}
+	return conn, err
 }
 
 // Users is the resolver for the users field.
@@ -56,11 +66,33 @@ func (r *queryResolver) Users(ctx context.Context, after *entgql.Cursor[string],
 	if first, last, err = pageBounds(first, last); err != nil {
 		return nil, err
 	}
-	return q.Paginate(ctx, after, first, before, last,
+	return q.Paginate(withoutCountedTotals(ctx), after, first, before, last,
 		ent.WithUserOrder(orderBy), ent.WithUserFilter(where.Filter))
+}
+
+// Items is the resolver for the items field.
+func (r *userResolver) Items(ctx context.Context, obj *ent.User, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.ItemOrder, where *ent.ItemWhereInput) (*ent.ItemConnection, error) {
+	f, ok := countedConnection(graphql.GetOperationContext(ctx), graphql.GetFieldContext(ctx).Field.Field)
+	if !ok {
+		return obj.Items(ctx, after, first, before, last, orderBy, where)
+	}
+	conn, err := obj.Items(withoutCountedTotals(ctx), after, first, before, last, orderBy, where)
+	if err != nil {
+		return nil, err
+	}
+	err = fillCounted(ctx, conn, first, last, func() (int, error) {
+		return r.userItemsTotal(ctx, obj.ID, f)
+	})
+	return conn, err
 }
 
 // Query returns generated.QueryResolver implementation.
 func (r *Resolver) Query() generated.QueryResolver { return &queryResolver{r} }
 
-type queryResolver struct{ *Resolver }
+// User returns generated.UserResolver implementation.
+func (r *Resolver) User() generated.UserResolver { return &userResolver{r} }
+
+type (
+	queryResolver struct{ *Resolver }
+	userResolver  struct{ *Resolver }
+)

@@ -14,8 +14,9 @@ import (
 )
 
 // TestNoNPlusOne counts the statements a nested query runs: entgql's field
-// collection loads a page of items with their owners (and the owners' item
-// counts) in a fixed number of queries, however long the page.
+// collection loads a page of items with their owners in a fixed number of
+// queries, however long the page, and the totals (the page's, the owners')
+// are one read of the item counters each.
 func TestNoNPlusOne(t *testing.T) {
 	var statements atomic.Int64
 	env := testutil.New(t, testutil.WithAppOptions(func(o *app.Options) {
@@ -61,6 +62,6 @@ func TestNoNPlusOne(t *testing.T) {
 		t.Errorf("statements grow with the page: %d for 2 items, %d for 20", one, many)
 	}
 	if many > 4 {
-		t.Errorf("%d statements for one page with owners, want at most 4 (items, count, owners, owners' item counts)", many)
+		t.Errorf("%d statements for one page with owners, want at most 4 (items, total, owners, owners' totals)", many)
 	}
 }

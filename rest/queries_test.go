@@ -132,8 +132,11 @@ func TestQueryCounts(t *testing.T) {
 		{"admin list of 20", testutil.Request{Method: "GET", Path: "/v1/items?limit=20", Token: env.Admin.Token}, 200, 2},
 		{"page past the end", testutil.Request{Method: "GET", Path: "/v1/items?page=9"}, 200, 1},
 		{"get", testutil.Request{Method: "GET", Path: "/v1/items/" + id}, 200, 1},
-		{"create", testutil.Request{Method: "POST", Path: "/v1/items", Body: map[string]any{"name": "new"}}, 201, 4},
+		// The item, its event and its counter (one upsert), in one transaction.
+		{"create", testutil.Request{Method: "POST", Path: "/v1/items", Body: map[string]any{"name": "new"}}, 201, 5},
 		{"update", testutil.Request{Method: "PUT", Path: "/v1/items/" + id, Body: map[string]any{"name": "renamed"}}, 200, 6},
+		// Plus the locked read of the old status and one upsert of both counters.
+		{"status change", testutil.Request{Method: "PUT", Path: "/v1/items/" + id, Body: map[string]any{"status": "archived"}}, 200, 8},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -78,6 +79,7 @@ func TestReferenceMatchesServer(t *testing.T) {
 		{"get another user's item", "GET", "/v1/items/" + bobs, "", "", 0, false},
 		{"create", "POST", "/v1/items", `{"name":"made","description":"d"}`, "", 201, false},
 		{"update", "PUT", "/v1/items/" + first, `{"name":"renamed"}`, `{"name":"renamed again"}`, 200, false},
+		{"list after the creates", "GET", "/v1/items?limit=2&page=3", "", "", 200, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -107,6 +109,34 @@ func TestReferenceMatchesServer(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestReferenceKeepsCounts: the reference counts its creates in the item
+// counters, as the server's hooks do, so that totals agree with the items.
+func TestReferenceKeepsCounts(t *testing.T) {
+	env := testutil.New(t)
+	env.CreateItem(env.Alice, "by the server")
+	st, err := openStore(env.App.Config.DatabaseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.db.Close() })
+	ctx := context.Background()
+	for _, name := range []string{"one", "two"} {
+		if _, err := st.create(ctx, viewer{userID: env.Alice.UserID}, name, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var items, counted int
+	if err := st.db.QueryRow(`SELECT COUNT(*) FROM items`).Scan(&items); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.db.QueryRow(`SELECT SUM(count) FROM item_counts`).Scan(&counted); err != nil {
+		t.Fatal(err)
+	}
+	if items != 3 || counted != items {
+		t.Fatalf("%d items, %d counted; want 3 and 3", items, counted)
 	}
 }
 

@@ -27,7 +27,7 @@ type store struct {
 // queries are the statements, with the dialect's placeholders.
 type queries struct {
 	keyState, countOwn, countAll, pageOwn, pageAll, getOwn, getAll string
-	insertItem, insertEvent, updateItem                            string
+	insertItem, insertEvent, updateItem, addCount                  string
 }
 
 const itemColumns = `id, created_at, updated_at, name, description, status, user_id`
@@ -35,8 +35,8 @@ const itemColumns = `id, created_at, updated_at, name, description, status, user
 func newQueries(dialect string) queries {
 	q := queries{
 		keyState: `SELECT api_keys.user_id, api_keys.revoked_at IS NOT NULL, users.role FROM api_keys JOIN users ON users.id = api_keys.user_id WHERE api_keys.id = ?`,
-		countOwn: `SELECT COUNT(*) FROM items WHERE user_id = ?`,
-		countAll: `SELECT COUNT(*) FROM items`,
+		countOwn: `SELECT CAST(COALESCE(SUM(count), 0) AS BIGINT) FROM item_counts WHERE user_id = ?`,
+		countAll: `SELECT CAST(COALESCE(SUM(count), 0) AS BIGINT) FROM item_counts`,
 		pageOwn:  `SELECT ` + itemColumns + ` FROM items WHERE user_id = ? ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`,
 		pageAll:  `SELECT ` + itemColumns + ` FROM items ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`,
 		getOwn:   `SELECT ` + itemColumns + ` FROM items WHERE id = ? AND user_id = ?`,
@@ -46,9 +46,11 @@ func newQueries(dialect string) queries {
 		insertEvent: `INSERT INTO events (created_at, updated_at, type, user_id, item_id, data, id) ` +
 			`VALUES (?, ?, ?, ?, ?, ?, ?)`,
 		updateItem: `UPDATE items SET updated_at = ?, name = ?, description = ?, status = ? WHERE id = ?`,
+		addCount: `INSERT INTO item_counts (count, status, user_id) VALUES (?, ?, ?) ` +
+			`ON CONFLICT (user_id, status) DO UPDATE SET count = item_counts.count + excluded.count`,
 	}
 	if dialect == "postgres" {
-		for _, s := range []*string{&q.keyState, &q.countOwn, &q.countAll, &q.pageOwn, &q.pageAll, &q.getOwn, &q.getAll, &q.insertItem, &q.insertEvent, &q.updateItem} {
+		for _, s := range []*string{&q.keyState, &q.countOwn, &q.countAll, &q.pageOwn, &q.pageAll, &q.getOwn, &q.getAll, &q.insertItem, &q.insertEvent, &q.updateItem, &q.addCount} {
 			*s = dollarPlaceholders(*s)
 		}
 	}
@@ -140,7 +142,8 @@ func (s *store) keyState(ctx context.Context, keyID string) (userID, role string
 	return userID, role, revoked, err
 }
 
-// page counts the items a viewer may see and reads one page of them.
+// page reads the count of the items a viewer may see from the item counters
+// and one page of them.
 func (s *store) page(ctx context.Context, v viewer, limit, offset int) ([]item, int, error) {
 	var total int
 	var err error
@@ -193,7 +196,8 @@ func now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
 
 func newID(prefix string) string { return prefix + strings.ToLower(ulid.Make().String()) }
 
-// create inserts an item and its item.created event in one transaction.
+// create inserts an item, its item.created event and its count in one
+// transaction.
 func (s *store) create(ctx context.Context, v viewer, name, description string) (item, error) {
 	t := now()
 	it := item{ID: newID("item_"), Name: name, Description: description, Status: "active", UserID: v.userID, CreatedAt: t, UpdatedAt: t}
@@ -206,6 +210,9 @@ func (s *store) create(ctx context.Context, v viewer, name, description string) 
 		return item{}, err
 	}
 	if err := s.event(ctx, tx, "item.created", it); err != nil {
+		return item{}, err
+	}
+	if _, err := tx.ExecContext(ctx, s.q.addCount, 1, it.Status, it.UserID); err != nil {
 		return item{}, err
 	}
 	return it, tx.Commit()

@@ -192,6 +192,26 @@ var (
 			},
 		},
 	}
+	// ItemCountsColumns holds the columns for the "item_counts" table.
+	ItemCountsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "user_id", Type: field.TypeString},
+		{Name: "status", Type: field.TypeString},
+		{Name: "count", Type: field.TypeInt, Default: 0},
+	}
+	// ItemCountsTable holds the schema information for the "item_counts" table.
+	ItemCountsTable = &schema.Table{
+		Name:       "item_counts",
+		Columns:    ItemCountsColumns,
+		PrimaryKey: []*schema.Column{ItemCountsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "itemcount_user_id_status",
+				Unique:  true,
+				Columns: []*schema.Column{ItemCountsColumns[1], ItemCountsColumns[2]},
+			},
+		},
+	}
 	// SettingsColumns holds the columns for the "settings" table.
 	SettingsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString},
@@ -255,6 +275,7 @@ var (
 		DeliveryAttemptsTable,
 		EventsTable,
 		ItemsTable,
+		ItemCountsTable,
 		SettingsTable,
 		UsersTable,
 		WebhookEndpointsTable,

@@ -21,6 +21,9 @@ type Event func(*sql.Selector)
 // Item is the predicate function for item builders.
 type Item func(*sql.Selector)
 
+// ItemCount is the predicate function for itemcount builders.
+type ItemCount func(*sql.Selector)
+
 // Setting is the predicate function for setting builders.
 type Setting func(*sql.Selector)
 

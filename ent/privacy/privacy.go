@@ -231,6 +231,30 @@ func (f ItemMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation) 
 	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.ItemMutation", m)
 }
 
+// The ItemCountQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type ItemCountQueryRuleFunc func(context.Context, *ent.ItemCountQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f ItemCountQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.ItemCountQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.ItemCountQuery", q)
+}
+
+// The ItemCountMutationRuleFunc type is an adapter to allow the use of ordinary
+// functions as a mutation rule.
+type ItemCountMutationRuleFunc func(context.Context, *ent.ItemCountMutation) error
+
+// EvalMutation calls f(ctx, m).
+func (f ItemCountMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation) error {
+	if m, ok := m.(*ent.ItemCountMutation); ok {
+		return f(ctx, m)
+	}
+	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.ItemCountMutation", m)
+}
+
 // The SettingQueryRuleFunc type is an adapter to allow the use of ordinary
 // functions as a query rule.
 type SettingQueryRuleFunc func(context.Context, *ent.SettingQuery) error
@@ -348,6 +372,8 @@ func queryFilter(q ent.Query) (Filter, error) {
 		return q.Filter(), nil
 	case *ent.ItemQuery:
 		return q.Filter(), nil
+	case *ent.ItemCountQuery:
+		return q.Filter(), nil
 	case *ent.SettingQuery:
 		return q.Filter(), nil
 	case *ent.UserQuery:
@@ -370,6 +396,8 @@ func mutationFilter(m ent.Mutation) (Filter, error) {
 	case *ent.EventMutation:
 		return m.Filter(), nil
 	case *ent.ItemMutation:
+		return m.Filter(), nil
+	case *ent.ItemCountMutation:
 		return m.Filter(), nil
 	case *ent.SettingMutation:
 		return m.Filter(), nil

@@ -11,6 +11,7 @@ import (
 	"github.com/acme/itemsvc/ent/deliveryattempt"
 	"github.com/acme/itemsvc/ent/event"
 	"github.com/acme/itemsvc/ent/item"
+	"github.com/acme/itemsvc/ent/itemcount"
 	"github.com/acme/itemsvc/ent/schema"
 	"github.com/acme/itemsvc/ent/setting"
 	"github.com/acme/itemsvc/ent/user"
@@ -188,6 +189,8 @@ func init() {
 	item.Hooks[1] = itemMixinHooks1[0]
 
 	item.Hooks[2] = itemHooks[0]
+
+	item.Hooks[3] = itemHooks[1]
 	itemMixinFields0 := itemMixin[0].Fields()
 	_ = itemMixinFields0
 	itemMixinFields1 := itemMixin[1].Fields()
@@ -218,6 +221,21 @@ func init() {
 	item.DefaultID = itemDescID.Default.(func() string)
 	// item.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	item.IDValidator = itemDescID.Validators[0].(func(string) error)
+	itemcount.Policy = privacy.NewPolicies(schema.ItemCount{})
+	itemcount.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := itemcount.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+	itemcountFields := schema.ItemCount{}.Fields()
+	_ = itemcountFields
+	// itemcountDescCount is the schema descriptor for count field.
+	itemcountDescCount := itemcountFields[2].Descriptor()
+	// itemcount.DefaultCount holds the default value on creation for the count field.
+	itemcount.DefaultCount = itemcountDescCount.Default.(int)
 	settingMixin := schema.Setting{}.Mixin()
 	setting.Policy = privacy.NewPolicies(schema.Setting{})
 	setting.Hooks[0] = func(next ent.Mutator) ent.Mutator {

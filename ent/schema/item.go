@@ -77,9 +77,11 @@ func (Item) Annotations() []schema.Annotation {
 	}
 }
 
-// Hooks of the Item.
+// Hooks of the Item. The counters come first: for a status change or a
+// delete they lock the rows the outbox hook then reads.
 func (Item) Hooks() []ent.Hook {
 	return []ent.Hook{
+		itemCounts(),
 		itemEvents(),
 	}
 }

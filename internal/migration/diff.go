@@ -6,7 +6,12 @@
 //	go run internal/migration/diff.go -name add_widgets
 //
 // SQLite replays the directory on an in-memory database; PostgreSQL on a
-// scratch database created on DEV_POSTGRES_URL (default: the local server).
+// scratch database created on the -dev-postgres server (default: the local
+// one). A generated file may then be extended by hand (a data backfill);
+//
+//	go run internal/migration/diff.go -rehash
+//
+// rewrites both atlas.sum files to match.
 package main
 
 import (
@@ -31,7 +36,16 @@ import (
 func main() {
 	name := flag.String("name", "", "name of the migration (snake_case)")
 	pg := flag.String("dev-postgres", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable", "PostgreSQL server for the scratch database")
+	rehash := flag.Bool("rehash", false, "only rewrite atlas.sum after a hand edit of a migration file")
 	flag.Parse()
+	if *rehash {
+		for _, path := range []string{"internal/migration/sqlite", "internal/migration/postgres"} {
+			if err := writeSum(path); err != nil {
+				log.Fatalf("%s: %v", path, err)
+			}
+		}
+		return
+	}
 	if *name == "" {
 		log.Fatal("diff: -name is required")
 	}
@@ -90,4 +104,17 @@ func diff(ctx context.Context, db *sql.DB, dialectName, path, name string) error
 		return fmt.Errorf("diff: %w", err)
 	}
 	return nil
+}
+
+// writeSum rewrites the atlas.sum of a migration directory from its files.
+func writeSum(path string) error {
+	dir, err := atlas.NewLocalDir(path)
+	if err != nil {
+		return err
+	}
+	sum, err := dir.Checksum()
+	if err != nil {
+		return err
+	}
+	return atlas.WriteSumFile(dir, sum)
 }

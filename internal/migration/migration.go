@@ -52,6 +52,12 @@ func Apply(ctx context.Context, db *sql.DB, dialect string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	return ApplyDir(ctx, db, dialect, dir)
+}
+
+// ApplyDir is Apply with another directory than the embedded one, such as a
+// first part of it, to test a migration against data written before it.
+func ApplyDir(ctx context.Context, db *sql.DB, dialect string, dir migrate.Dir) (int, error) {
 	// One connection for the whole run: SQLite's foreign-key pragma and
 	// PostgreSQL's advisory lock both belong to a session.
 	conn, err := db.Conn(ctx)

@@ -145,6 +145,9 @@ func (s *Sandbox) reset(ctx context.Context, tx *ent.Tx, d deriver) error {
 		{"events", tx.Event.Delete().Exec},
 		{"webhook endpoints", tx.WebhookEndpoint.Delete().Exec},
 		{"items", tx.Item.Delete().Exec},
+		// Counted down to zero by the item deletes; the rows of users about
+		// to go go with them.
+		{"item counts", tx.ItemCount.Delete().Exec},
 		{"events", tx.Event.Delete().Exec},
 		{"API keys", tx.APIKey.Delete().Exec},
 		{"users", tx.User.Delete().Exec},

@@ -93,6 +93,11 @@ func TestSandboxSeedAndReset(t *testing.T) {
 	}
 	r := env.Do(testutil.Request{Method: "POST", Path: "/v1/auth/login", Body: map[string]any{"api_key": keys[1].Key}})
 	testutil.Scenario{Status: 200}.Assert(t, r)
+	// The totals (item counters) are the seed's again too.
+	testutil.Run(t, env, []testutil.Scenario{
+		{Name: "alice's total after the reset", Method: "GET", Path: "/v1/items", Token: alice, Status: 200, Contains: []string{`"total":4`}},
+		{Name: "admin's total after the reset", Method: "GET", Path: "/v1/items", Token: admin, Status: 200, Contains: []string{`"total":7`}},
+	})
 }
 
 func aliceItems(t *testing.T, env *testutil.Env, token string) []item {

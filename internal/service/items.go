@@ -36,6 +36,15 @@ func (s *Service) ListItems(ctx context.Context, p ListParams) (ItemPage, error)
 	if p.UserID != "" && p.UserID != v.UserID && !v.Admin() {
 		return ItemPage{}, apperr.PermissionDenied("only admins may list another user's items")
 	}
+	total, err := s.CountItems(ctx, p.UserID, p.Status)
+	if err != nil {
+		return ItemPage{}, err
+	}
+	page := ItemPage{Total: total, Items: []*ent.Item{}}
+	offset := (p.Page - 1) * p.Limit
+	if offset >= total {
+		return page, nil
+	}
 	q := s.db.Item.Query()
 	if p.Status != "" {
 		q.Where(item.StatusEQ(item.Status(p.Status)))
@@ -43,25 +52,13 @@ func (s *Service) ListItems(ctx context.Context, p ListParams) (ItemPage, error)
 	if p.UserID != "" {
 		q.Where(item.UserID(p.UserID))
 	}
-	// COUNT(*) rather than ent's Count, which counts the id column: SQLite
-	// then walks the index without decoding each entry (about 40% cheaper on
-	// a user's 1,000 items), and the privacy filter still applies.
-	total, err := q.Clone().Aggregate(ent.Count()).Int(ctx)
-	if err != nil {
-		return ItemPage{}, fmt.Errorf("count items: %w", err)
-	}
-	page := ItemPage{Total: total, Items: []*ent.Item{}}
-	offset := (p.Page - 1) * p.Limit
-	if offset >= total {
-		return page, nil
-	}
 	if p.After != nil {
 		q.Where(p.After.after())
 	} else if offset > 0 {
 		q.Offset(offset)
 	}
 	// One row more than the page tells whether another page follows,
-	// whatever happened to the total since it was counted.
+	// whatever happened to the total since it was read.
 	page.Items, err = q.Order(p.order()...).Limit(p.Limit + 1).All(ctx)
 	if err != nil {
 		return ItemPage{}, fmt.Errorf("list items: %w", err)

@@ -97,9 +97,8 @@ type bigUser struct {
 // in the form ent writes them; with scale > 0 also one more user with that
 // many items, for the rows at scale.
 //
-// The items are written in SQL, past ent and its hooks: whatever hooks keep
-// beside the items (per-owner counters, say) must be filled here too, from
-// the items, after insertItems.
+// The items are written in SQL, past ent and its hooks: what the hooks keep
+// beside the items (the per-owner counters) is filled by insertItems too.
 func seed(ctx context.Context, server string, env []string, db *database, users, items, scale int) (*fixture, error) {
 	runServer := func(args ...string) (string, error) {
 		cmd := exec.CommandContext(ctx, server, args...)
@@ -167,7 +166,8 @@ func seed(ctx context.Context, server string, env []string, db *database, users,
 // insertItems writes n items in batches of one transaction: ids made like
 // the product's (prefix + lowercase ULID of the creation time), timestamps in
 // UTC at microsecond precision (the driver stores them as ent's do), one item
-// in ten archived, owners in turn; record learns each item's owner and id.
+// in ten archived, owners in turn, then the item counters; record learns each
+// item's owner and id.
 func insertItems(ctx context.Context, db *sql.DB, dialect string, owners []string, n int, nameFormat string, record func(owner int, id string)) error {
 	const batch = 500 // 3,500 parameters: within SQLite's and PostgreSQL's limits
 	tx, err := db.BeginTx(ctx, nil)
@@ -213,6 +213,13 @@ func insertItems(ctx context.Context, db *sql.DB, dialect string, owners []strin
 		if _, err := tx.ExecContext(ctx, sb.String(), args...); err != nil {
 			return fmt.Errorf("insert items: %w", err)
 		}
+	}
+	// The item counters the server's hooks would have kept (the migration's
+	// backfill, on a database that has no items of its own).
+	if _, err := tx.ExecContext(ctx, `INSERT INTO item_counts (user_id, status, count) `+
+		`SELECT user_id, status, COUNT(*) FROM items GROUP BY user_id, status `+
+		`ON CONFLICT (user_id, status) DO UPDATE SET count = excluded.count`); err != nil {
+		return fmt.Errorf("count items: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("commit items: %w", err)
