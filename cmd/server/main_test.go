@@ -79,6 +79,8 @@ func TestCommandErrors(t *testing.T) {
 		{"bad database url", []string{"migrate", "-database-url", "mysql://x"}, nil, "DATABASE_URL"},
 		{"short jwt secret", []string{"migrate", "-database-url", dbURL}, map[string]string{"JWT_SECRET": "short"}, "JWT_SECRET"},
 		{"half of TLS", []string{"serve", "-database-url", dbURL, "-tls-cert-file", "c.pem"}, nil, "TLS_CERT_FILE and TLS_KEY_FILE"},
+		{"short server secret", []string{"serve", "-database-url", dbURL}, map[string]string{"SECRET_KEY": "short"}, "SECRET_KEY"},
+		{"PostgreSQL without a server secret", []string{"serve", "-database-url", "postgres://nobody@127.0.0.1:1/none", "-addr", "127.0.0.1:0"}, map[string]string{"SECRET_KEY": ""}, "SECRET_KEY: required with PostgreSQL"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -102,9 +104,9 @@ func TestHelp(t *testing.T) {
 	if !errors.Is(err, flag.ErrHelp) {
 		t.Fatalf("err = %v, want flag.ErrHelp", err)
 	}
-	for _, env := range []string{"ADDR", "DATABASE_URL", "REDIS_URL", "JWT_SECRET", "TOKEN_TTL", "RATE_LIMIT_PER_MINUTE",
+	for _, env := range []string{"ADDR", "DATABASE_URL", "REDIS_URL", "JWT_SECRET", "SECRET_KEY", "TOKEN_TTL", "RATE_LIMIT_PER_MINUTE",
 		"RATE_LIMIT_PER_HOUR", "WEBHOOK_RETRY_SCHEDULE", "WEBHOOK_ALLOW_PRIVATE", "TLS_CERT_FILE", "TLS_KEY_FILE",
-		"PLAYGROUND", "LOG_LEVEL", "SANDBOX"} {
+		"PLAYGROUND", "LOG_LEVEL", "SANDBOX", "REQUEST_TIMEOUT", "GRAPHQL_ANONYMOUS_PER_MINUTE"} {
 		if !strings.Contains(stderr, "env "+env) {
 			t.Errorf("help does not mention %s", env)
 		}

@@ -74,6 +74,10 @@ type Options struct {
 
 // New opens and migrates the database and builds the service and router.
 func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts Options) (*App, error) {
+	keys, err := serverKeys(cfg)
+	if err != nil {
+		return nil, err
+	}
 	db, err := database.Open(ctx, cfg.DatabaseURL)
 	if err != nil {
 		return nil, err
@@ -81,7 +85,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts Options)
 	if opts.WrapDriver != nil {
 		db.WrapDriver(opts.WrapDriver)
 	}
-	a, err := build(ctx, cfg, log, db, opts)
+	a, err := build(ctx, cfg, log, db, keys, opts)
 	if err != nil {
 		db.Close()
 		return nil, err
@@ -89,17 +93,13 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts Options)
 	return a, nil
 }
 
-func build(ctx context.Context, cfg config.Config, log *slog.Logger, db *database.DB, opts Options) (*App, error) {
+func build(ctx context.Context, cfg config.Config, log *slog.Logger, db *database.DB, keys *secrets.Keys, opts Options) (*App, error) {
 	applied, err := db.Migrate(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("migrate: %w", err)
 	}
 	if applied > 0 {
 		log.InfoContext(ctx, "applied migrations", "count", applied, "dialect", db.Dialect)
-	}
-	keys, err := serverKeys(cfg)
-	if err != nil {
-		return nil, err
 	}
 	signing := keys.Derive(secrets.PurposeTokens)
 	if cfg.JWTSecret != "" {

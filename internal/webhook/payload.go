@@ -34,24 +34,27 @@ func Payload(ev *ent.Event) ([]byte, error) {
 // signingSecrets are the secrets that sign for an endpoint at now: the
 // current one, and the previous one until its grace period after a rotation
 // ends, opened with box (they are stored sealed); a nil box takes them as
-// they are stored.
+// they are stored. A previous secret that does not open (sealed under an
+// earlier SECRET_KEY, the reason to rotate) is left out.
 func signingSecrets(box *secrets.Box, ep *ent.WebhookEndpoint, now time.Time) ([]string, error) {
-	stored := []string{ep.Secret}
+	current := ep.Secret
+	var previous string
 	if ep.PreviousSecret != "" && ep.PreviousSecretExpiresAt != nil && now.Before(*ep.PreviousSecretExpiresAt) {
-		stored = append(stored, ep.PreviousSecret)
+		previous = ep.PreviousSecret
 	}
-	if box == nil {
-		return stored, nil
-	}
-	out := make([]string, len(stored))
-	for i, s := range stored {
-		plain, err := box.Open(s)
-		if err != nil {
+	if box != nil {
+		var err error
+		if current, err = box.Open(current); err != nil {
 			return nil, fmt.Errorf("endpoint %s signing secret: %w", ep.ID, err)
 		}
-		out[i] = plain
+		if previous != "" {
+			previous, _ = box.Open(previous)
+		}
 	}
-	return out, nil
+	if previous == "" {
+		return []string{current}, nil
+	}
+	return []string{current, previous}, nil
 }
 
 // EventTypes are the events an endpoint may subscribe to, in the order they
