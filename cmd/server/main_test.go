@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -21,6 +22,15 @@ func runCmd(t *testing.T, args ...string) (string, string, error) {
 	var out, errOut bytes.Buffer
 	err := run(context.Background(), args, &out, &errOut)
 	return out.String(), errOut.String(), err
+}
+
+// TestMain gives the commands the server secret PostgreSQL requires, as an
+// operator's environment would.
+func TestMain(m *testing.M) {
+	if testutil.OnPostgres() && os.Getenv("SECRET_KEY") == "" {
+		os.Setenv("SECRET_KEY", strings.Repeat("s", 32))
+	}
+	os.Exit(m.Run())
 }
 
 // TestKeysCommands: keys create prints only the key on stdout, and the key

@@ -41,11 +41,7 @@ func startServe(t *testing.T, args []string, wrap func(http.Handler) http.Handle
 	s := &server{stderr: &lockedBuffer{}, cancel: cancel, done: make(chan error, 1)}
 	addrc := make(chan string, 1)
 	hooks := serveHooks{listening: func(a string) { addrc <- a }, wrap: wrap}
-	base := []string{"-addr", "127.0.0.1:0"}
-	if testutil.OnPostgres() {
-		base = append(base, "-secret-key", strings.Repeat("s", 32))
-	}
-	go func() { s.done <- serveWith(ctx, append(base, args...), s.stderr, hooks) }()
+	go func() { s.done <- serveWith(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), s.stderr, hooks) }()
 	t.Cleanup(func() {
 		cancel()
 		<-s.done
