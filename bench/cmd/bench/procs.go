@@ -60,6 +60,7 @@ func serverEnv(databaseURL string) []string {
 	env := []string{
 		"DATABASE_URL=" + databaseURL,
 		"JWT_SECRET=bench-secret-0123456789abcdef0123456789abcdef",
+		"SECRET_KEY=bench-server-secret-0123456789abcdef0123456789",
 		"RATE_LIMIT_PER_MINUTE=1000000000",
 		"RATE_LIMIT_PER_HOUR=1000000000",
 		"LOG_LEVEL=info",
