@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"runtime/debug"
 
-	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
@@ -23,21 +22,19 @@ var clientCodes = map[string]bool{
 	"GRAPHQL_VALIDATION_FAILED": true,
 }
 
-// toAppErrors maps every error a resolver returns (the service's, ent's,
-// the database's) to an *apperr.Error, as REST's renderError does, so that the
-// presenter sees the contract's codes. Errors gqlgen or entgql built for the
-// client (*gqlerror.Error) pass as they are.
-func toAppErrors(ctx context.Context, next graphql.Resolver) (any, error) {
-	res, err := next(ctx)
-	if err == nil {
-		return res, nil
-	}
+// appError maps an error a resolver returned (the service's, ent's, the
+// database's) to an *apperr.Error, as REST's renderError does, so that the
+// client sees the contract's codes. It reports false for an error gqlgen or
+// entgql built for the client (*gqlerror.Error), which is shown as it is.
+// Mapping here, once per error, rather than in a field middleware spares
+// every field of every response a middleware call.
+func appError(ctx context.Context, err error) (*apperr.Error, bool) {
 	e := apperr.FromRequest(ctx, err)
 	var gqlErr *gqlerror.Error
 	if e.Code == apperr.CodeInternal && errors.As(err, &gqlErr) {
-		return res, gqlErr
+		return nil, false
 	}
-	return res, e
+	return e, true
 }
 
 // presenter renders errors for the response and logs the ones that are ours.
@@ -54,7 +51,13 @@ func (p presenter) present(ctx context.Context, err error) *gqlerror.Error {
 		path = outer.Path
 	}
 	var e *apperr.Error
-	if errors.As(err, &e) {
+	if !errors.As(err, &e) && outer != nil && outer.Err != nil && len(outer.Locations) > 0 {
+		// A resolver's error, wrapped by gqlgen with its path and the
+		// field's location (an argument that does not coerce has none: it
+		// is the client's, below).
+		e, _ = appError(ctx, outer.Err)
+	}
+	if e != nil {
 		if e.Code == apperr.CodeInternal || e.Code == apperr.CodeUnavailable {
 			p.log.ErrorContext(ctx, "graphql request failed", "code", e.Code, "path", fmt.Sprint(path), "err", err)
 		}

@@ -54,7 +54,6 @@ func NewServer(svc *service.Service, opts Options) http.Handler {
 	srv.Use(depthLimit{max: opts.MaxDepth})
 	srv.Use(costLimit{schema: es.Schema(), max: opts.MaxComplexity, anonymousIntrospection: opts.AnonymousIntrospection})
 	srv.AroundOperations(withCountsOnce)
-	srv.AroundFields(toAppErrors)
 	p := presenter{log: opts.Logger}
 	srv.SetErrorPresenter(p.present)
 	srv.SetRecoverFunc(p.recover)
