@@ -8,6 +8,7 @@ import (
 
 	"github.com/acme/itemsvc/internal/config"
 	"github.com/acme/itemsvc/internal/testutil"
+	"github.com/acme/itemsvc/web"
 )
 
 // introspection is the core of GraphiQL's schema query: deeper than the
@@ -125,15 +126,19 @@ func TestTransports(t *testing.T) {
 	})
 }
 
-// TestPlayground: GraphiQL at /playground, off with PLAYGROUND=false.
+// TestPlayground: GraphiQL at /playground with its own policy (web), off
+// with PLAYGROUND=false.
 func TestPlayground(t *testing.T) {
 	on := testutil.New(t)
 	res := on.Do(testutil.Request{Method: "GET", Path: "/playground"})
-	if res.Status != http.StatusOK || !strings.Contains(string(res.Body), "GraphiQL") || !strings.Contains(string(res.Body), "/graphql") {
+	if res.Status != http.StatusOK || !strings.Contains(string(res.Body), "graphiql.min.js") || !strings.Contains(string(res.Body), `data-endpoint="/graphql"`) {
 		t.Fatalf("playground: %d %.200s", res.Status, res.Body)
 	}
 	if ct := res.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/html") {
 		t.Errorf("Content-Type %q", ct)
+	}
+	if csp := res.Header.Get("Content-Security-Policy"); csp != web.PlaygroundCSP {
+		t.Errorf("CSP %q, want web.PlaygroundCSP", csp)
 	}
 	off := testutil.New(t, testutil.WithConfig(func(c *config.Config) { c.Playground = false }))
 	if res := off.Do(testutil.Request{Method: "GET", Path: "/playground"}); res.Status != http.StatusNotFound {
