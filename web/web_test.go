@@ -2,9 +2,12 @@ package web_test
 
 import (
 	"bufio"
+	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -150,6 +153,50 @@ func TestAssets(t *testing.T) {
 	}
 	if !web.IsAsset("/assets/playground.js") || web.IsAsset("/assets/vendor/SHA256SUMS") || web.IsAsset("/docs") {
 		t.Error("IsAsset")
+	}
+}
+
+// TestAssetsGzip: a client that accepts gzip gets the same bytes gzipped,
+// under its own ETag; ranges and refusals get them plain.
+func TestAssetsGzip(t *testing.T) {
+	h := web.Assets()
+	const target = "/assets/playground.js"
+	plain := get(h, target)
+	cases := []struct {
+		name    string
+		headers []string
+		gzipped bool
+	}{
+		{"gzip", []string{"Accept-Encoding", "gzip, deflate, br"}, true},
+		{"gzip with a weight", []string{"Accept-Encoding", "br;q=1.0, gzip;q=0.8"}, true},
+		{"gzip refused", []string{"Accept-Encoding", "gzip;q=0"}, false},
+		{"no header", nil, false},
+		{"a range", []string{"Accept-Encoding", "gzip", "Range", "bytes=0-99"}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := get(h, target, tc.headers...)
+			if got := r.Header().Get("Content-Encoding") == "gzip"; got != tc.gzipped {
+				t.Fatalf("gzipped = %v, want %v", got, tc.gzipped)
+			}
+			if !strings.Contains(r.Header().Get("Vary"), "Accept-Encoding") {
+				t.Errorf("Vary = %q", r.Header().Get("Vary"))
+			}
+			if !tc.gzipped {
+				return
+			}
+			zr, err := gzip.NewReader(r.Body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := io.ReadAll(zr)
+			if err != nil || !bytes.Equal(b, plain.Body.Bytes()) {
+				t.Fatalf("gunzipped body differs from the plain one (%v)", err)
+			}
+			if r.Header().Get("ETag") == plain.Header().Get("ETag") {
+				t.Error("the gzipped body has the plain body's ETag")
+			}
+		})
 	}
 }
 
