@@ -143,6 +143,8 @@ func TestPlayground(t *testing.T) {
 	off := testutil.New(t, testutil.WithConfig(func(c *config.Config) { c.Playground = false }))
 	if res := off.Do(testutil.Request{Method: "GET", Path: "/playground"}); res.Status != http.StatusNotFound {
 		t.Fatalf("PLAYGROUND=false: %d", res.Status)
+	} else if csp := res.Header.Get("Content-Security-Policy"); csp != "default-src 'none'; frame-ancestors 'none'" {
+		t.Errorf("PLAYGROUND=false: the 404 has CSP %q, want the API's", csp)
 	}
 	if res := off.Do(testutil.Request{Method: "POST", Path: "/graphql", Token: off.Alice.Token, Body: map[string]any{"query": "{ me { id } }"}}); res.Status != http.StatusOK {
 		t.Fatalf("PLAYGROUND=false turned /graphql off: %d", res.Status)

@@ -86,10 +86,3 @@ func environment(sandbox bool) gin.HandlerFunc {
 func isProbe(route string) bool {
 	return route == "/healthz" || route == "/readyz" || route == "/metrics"
 }
-
-// isPage reports whether a path serves an HTML page (the API docs, the
-// GraphQL playground), which loads scripts and styles and so sets a content
-// security policy of its own.
-func isPage(path string) bool {
-	return path == "/docs" || path == "/playground"
-}
