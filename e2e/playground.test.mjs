@@ -5,8 +5,8 @@
 // /playground it signs in with an API key through the page's form (a bad
 // key first), runs a query, sees the seeded items, signs out; it checks
 // the messages for an expired token and for an unreachable server; then it
-// reads /docs rendered by Redoc. Screenshots: playground-signed-in.png and
-// docs.png.
+// reads /docs rendered by Redoc. Screenshots: playground-signed-in.png,
+// docs.png, and playground-wrong-key.png, playground-unreachable.png.
 //
 // Started by e2e/playground_test.go (make e2e), which runs the server and
 // passes: BASE_URL, API_KEY (the admin's), EXPIRED_TOKEN (a signed token
@@ -91,6 +91,7 @@ try {
   const bad = await bar.message.innerText();
   check(/the API key is invalid/.test(bad), `wrong key: the message is ${JSON.stringify(bad)}`);
   console.log(`wrong key: "${bad}"`);
+  await shot(page, 'playground-wrong-key.png');
 
   // The admin's key signs in and shows who that is.
   await bar.key.fill(apiKey);
@@ -154,6 +155,7 @@ try {
   await page.reload();
   await page.getByText('cannot be reached').first().waitFor({ timeout });
   console.log(`unreachable: "${await bar.message.innerText()}"`);
+  await shot(page, 'playground-unreachable.png');
   await page.unroute(`${base}/graphql`);
 
   // The docs: Redoc renders the OpenAPI document.

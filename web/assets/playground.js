@@ -103,10 +103,10 @@ mutation UpdateItem($id: ID!, $input: ItemInput!) {
     clearTimeout(expiryTimer);
     expiryTimer = setTimeout(() => {
       signedOut('Your session has expired: sign in again with your API key.', true);
-    }, Math.max(0, s.expiresAt - Date.now()));
+    }, Math.min(Math.max(0, s.expiresAt - Date.now()), 2 ** 31 - 1)); // setTimeout's longest delay
   }
 
-  // unreachable is what post throws when no GraphQL answer came back.
+  // Unreachable is what post throws when no GraphQL answer came back.
   class Unreachable extends Error {}
 
   // post sends one operation and returns the HTTP status and the decoded
