@@ -46,9 +46,9 @@ fuzz:
 	$(GO) test ./rest -run '^$$' -fuzz FuzzItemBodies -fuzztime $${FUZZTIME:-1m}
 	$(GO) test ./rest -run '^$$' -fuzz FuzzListQuery -fuzztime $${FUZZTIME:-1m}
 
-## e2e: browser test of the GraphiQL playground (needs /usr/bin/chromium and `npm ci` in e2e/); screenshot in test-output/
+## e2e: browser test of the playground and the docs, offline (needs /usr/bin/chromium and `npm ci` in e2e/); screenshot in test-output/
 e2e:
-	E2E=1 $(GO) test -count=1 -v -run TestPlaygroundInBrowser ./e2e
+	E2E=1 $(GO) test -count=1 -v -run TestPagesInBrowser ./e2e
 
 clean:
 	rm -rf bin data test-output

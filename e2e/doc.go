@@ -1,4 +1,7 @@
-// Package e2e holds the browser test of the GraphiQL playground: a Go test
+// Package e2e holds the browser test of the server's pages, the GraphiQL
+// playground and the Redoc API docs, with no internet access: a Go test
 // runs the real server and seeds it, a node script (playwright-core driving
-// Debian's chromium) uses the playground. Run it with `make e2e`.
+// Debian's chromium) signs in on the playground, runs queries, signs out and
+// reads the docs, and fails if a page tries to reach any other host. Run it
+// with `make e2e`.
 package e2e

@@ -1,16 +1,17 @@
-// Browser test of the GraphiQL playground. Debian's chromium, driven by
-// playwright-core (no browser download), opens /playground of a running
-// server, pastes an access token into the headers editor, runs a query and
-// waits for the seeded items in the result; it saves a screenshot.
+// Browser test of the server's pages, offline. Debian's chromium, driven by
+// playwright-core (no browser download), may reach the test server and
+// nothing else: any request to another host is aborted and fails the test,
+// as does any Content-Security-Policy violation or script error. On
+// /playground it signs in with an API key through the page's form (a bad
+// key first), runs a query, sees the seeded items, signs out; it checks
+// the messages for an expired token and for an unreachable server; then it
+// reads /docs rendered by Redoc. Screenshots: playground-signed-in.png,
+// docs.png, and playground-wrong-key.png, playground-unreachable.png.
 //
 // Started by e2e/playground_test.go (make e2e), which runs the server and
-// passes: BASE_URL, TOKEN, EXPECT (comma-separated item names that must
-// show), OUTPUT_DIR. CHROMIUM overrides /usr/bin/chromium.
-//
-// The page loads GraphiQL and React from a CDN, with integrity hashes. The
-// test machine has no general internet access, so those requests are served
-// from this folder's node_modules, which pin the very versions the page
-// asks for (a mismatch fails here, and SRI would refuse different bytes).
+// passes: BASE_URL, API_KEY (the admin's), EXPIRED_TOKEN (a signed token
+// past its expiry), EXPECT (comma-separated item names that must show),
+// OUTPUT_DIR. CHROMIUM overrides /usr/bin/chromium.
 import { chromium } from 'playwright-core';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -18,10 +19,11 @@ import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const base = required('BASE_URL');
-const token = required('TOKEN');
+const apiKey = required('API_KEY');
+const expiredToken = required('EXPIRED_TOKEN');
 const expected = required('EXPECT').split(',');
 const outDir = process.env.OUTPUT_DIR || path.join(here, '..', 'test-output');
-const screenshot = path.join(outDir, 'playground.png');
+const timeout = 15_000;
 
 function required(name) {
   const v = process.env[name];
@@ -32,23 +34,8 @@ function required(name) {
   return v;
 }
 
-// cdnFile maps https://cdn.jsdelivr.net/npm/<pkg>@<version>/<file> to the
-// installed package, checking that the installed version is the one asked.
-function cdnFile(url) {
-  const m = new URL(url).pathname.match(/^\/npm\/((?:@[^/]+\/)?[^@/]+)@([^/]+)\/(.+)$/);
-  if (!m) return { error: `unexpected CDN URL ${url}` };
-  const [, pkg, version, file] = m;
-  const dir = path.join(here, 'node_modules', pkg);
-  let installed;
-  try {
-    installed = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')).version;
-  } catch {
-    return { error: `${pkg} is not installed: add ${pkg}@${version} to e2e/package.json` };
-  }
-  if (installed !== version) {
-    return { error: `the playground asks for ${pkg}@${version}, e2e/package.json pins ${installed}` };
-  }
-  return { file: path.join(dir, file) };
+function check(ok, what) {
+  if (!ok) throw new Error(what);
 }
 
 const browser = await chromium.launch({
@@ -56,63 +43,150 @@ const browser = await chromium.launch({
   headless: true,
   args: ['--no-sandbox', '--disable-background-networking'],
 });
+const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+const outside = []; // requests that tried to leave the server
+const problems = []; // script errors and CSP violations
 let failed = false;
-const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+
+// Everything that is not the test server is the internet, which the pages
+// must not need: abort it and remember it.
+await context.route('**/*', (route) => {
+  const url = new URL(route.request().url());
+  if (['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname)) return route.continue();
+  outside.push(`${route.request().resourceType()} ${url.href}`);
+  return route.abort('internetdisconnected');
+});
+const page = await context.newPage();
+page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+// Redoc 2's sidebar footer always shows Redocly's logo from its CDN; the
+// policy refuses it before any request is made, and Redoc then hides the
+// image (its onError). That one refusal is expected; any other fails.
+const expectedRefusals = [/'https:\/\/cdn\.redoc\.ly\/redoc\/logo-mini\.svg'/];
+page.on('console', (m) => {
+  if (m.type() !== 'error' || !/Content Security Policy/i.test(m.text())) return;
+  if (expectedRefusals.some((re) => re.test(m.text()))) return;
+  problems.push(`CSP: ${m.text()}`);
+});
+
+const bar = {
+  form: page.locator('#signin'),
+  key: page.locator('#api-key'),
+  session: page.locator('#session'),
+  who: page.locator('#who'),
+  message: page.locator('#message'),
+};
+
 try {
-  const problems = [];
-  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-  page.on('console', (m) => m.type() === 'error' && problems.push(`console: ${m.text()}`));
-  await page.route('https://cdn.jsdelivr.net/**', async (route) => {
-    const { file, error } = cdnFile(route.request().url());
-    if (error) {
-      problems.push(error);
-      return route.abort();
-    }
-    const type = file.endsWith('.css') ? 'text/css' : 'application/javascript';
-    return route.fulfill({ path: file, contentType: type, headers: { 'access-control-allow-origin': '*' } });
-  });
-
+  // The playground: GraphiQL renders, the sign-in form shows.
   await page.goto(`${base}/playground`);
-  await page.locator('.graphiql-container').waitFor({ timeout: 15_000 });
+  await page.locator('.graphiql-container').waitFor({ timeout });
+  await bar.form.waitFor({ timeout });
+  // The schema loads before anyone signs in (anonymous introspection).
+  await page.locator('.graphiql-query-editor .CodeMirror').first().waitFor({ timeout });
 
-  // Paste the token into the headers editor, as an admin would.
-  await page.locator('.graphiql-editor-tools button[data-name="headers"]').click();
-  await replaceEditor(page, 'section.graphiql-editor-tool .CodeMirror >> visible=true', JSON.stringify({ Authorization: `Bearer ${token}` }, null, 2));
+  // A wrong key says so, in the server's words.
+  await bar.key.fill('sk_live_not-a-key');
+  await bar.form.locator('button[type=submit]').click();
+  await page.getByText('INVALID_API_KEY').waitFor({ timeout });
+  const bad = await bar.message.innerText();
+  check(/the API key is invalid/.test(bad), `wrong key: the message is ${JSON.stringify(bad)}`);
+  console.log(`wrong key: "${bad}"`);
+  await shot(page, 'playground-wrong-key.png');
 
-  // Browse items and users.
-  const query = `query Browse {
-  me { email role }
-  items(first: 10, orderBy: {field: NAME}) {
-    totalCount
-    edges { node { id name status owner { email } } }
-  }
-  users { totalCount edges { node { email role } } }
-}`;
-  await replaceEditor(page, '.graphiql-query-editor .CodeMirror', query);
-  await page.locator('.graphiql-execute-button').click();
+  // The admin's key signs in and shows who that is.
+  await bar.key.fill(apiKey);
+  await bar.form.locator('button[type=submit]').click();
+  await bar.session.waitFor({ timeout });
+  const who = await bar.who.innerText();
+  check(who === 'admin@example.com', `signed in as ${JSON.stringify(who)}`);
+  check(await bar.form.isHidden(), 'the sign-in form still shows');
+  check(await bar.message.isHidden(), `a message shows after signing in: ${await bar.message.innerText()}`);
+  const stored = await page.evaluate(() => ({
+    token: JSON.parse(sessionStorage.getItem('itemsvc:playground:session') || '{}').token,
+    session: JSON.stringify(sessionStorage),
+    local: JSON.stringify(localStorage),
+  }));
+  check(typeof stored.token === 'string' && stored.token.length > 20, 'no token in sessionStorage');
+  check(!stored.local.includes(stored.token), 'the token is in localStorage');
+  check(!stored.session.includes(apiKey) && !stored.local.includes(apiKey), 'the API key was stored');
+  console.log(`signed in as ${who}`);
 
+  // The example tabs run as they are: the admin's own items, everyone's
+  // items with their owners, the users, creating an item.
   const result = page.locator('.graphiql-response');
-  for (const name of expected) {
-    await result.getByText(name).first().waitFor({ timeout: 15_000 });
-  }
-  const text = await result.innerText();
-  if (text.includes('"errors"')) throw new Error(`the query failed:\n${text}`);
-  console.log(`the playground shows ${expected.length} items: ${expected.join(', ')}`);
-  if (problems.length) console.log(problems.join('\n'));
-  fs.mkdirSync(outDir, { recursive: true });
-  await page.screenshot({ path: screenshot, fullPage: true });
-  console.log(`screenshot: ${screenshot}`);
+  const run = async (tab, want) => {
+    await page.locator('.graphiql-tab', { hasText: tab }).first().click();
+    await page.locator('.graphiql-tab-active', { hasText: tab }).waitFor({ timeout });
+    await page.evaluate(() => document.querySelector('.graphiql-response .CodeMirror').CodeMirror.setValue(''));
+    await page.locator('.graphiql-execute-button').click();
+    // The whole response: the editor draws only the lines in view.
+    await page.waitForFunction((want) => {
+      const text = document.querySelector('.graphiql-response .CodeMirror').CodeMirror.getValue();
+      return text.includes('"errors"') || want.every((w) => text.includes(w));
+    }, want, { timeout });
+    const text = await page.evaluate(() => document.querySelector('.graphiql-response .CodeMirror').CodeMirror.getValue());
+    check(!text.includes('"errors"'), `${tab} failed:\n${text}`);
+    console.log(`${tab}: shows ${want.join(', ')}`);
+  };
+  await run('MyItems', ['"email": "admin@example.com"', '"totalCount": 0']);
+  await run('Users', ['alice@example.com', 'bob@example.com']);
+  await run('CreateItem', ['Made in the playground']);
+  await run('AllItems', [...expected, 'Made in the playground', 'bob@example.com']);
+  await shot(page, 'playground-signed-in.png');
+
+  // Signing out forgets the token; the same query is then refused.
+  await page.locator('#signout').click();
+  await bar.form.waitFor({ timeout });
+  check(await page.evaluate(() => sessionStorage.length) === 0, 'sessionStorage is not empty after signing out');
+  await page.locator('.graphiql-execute-button').click();
+  await result.getByText('UNAUTHORIZED').first().waitFor({ timeout });
+  console.log('signed out: the query is UNAUTHORIZED');
+
+  // A session whose token has expired asks to sign in again.
+  await page.evaluate((token) => sessionStorage.setItem('itemsvc:playground:session',
+    JSON.stringify({ token, expiresAt: Date.now() + 3_600_000 })), expiredToken);
+  await page.reload();
+  await page.getByText('Your session has expired').waitFor({ timeout });
+  check(await bar.form.isVisible(), 'no sign-in form after the token expired');
+  console.log(`expired token: "${await bar.message.innerText()}"`);
+
+  // Without the GraphQL endpoint the page says so rather than wait forever.
+  await page.route(`${base}/graphql`, (route) => route.abort('connectionrefused'));
+  await page.reload();
+  await page.getByText('cannot be reached').first().waitFor({ timeout });
+  console.log(`unreachable: "${await bar.message.innerText()}"`);
+  await shot(page, 'playground-unreachable.png');
+  await page.unroute(`${base}/graphql`);
+
+  // The docs: Redoc renders the OpenAPI document.
+  await page.goto(`${base}/docs`);
+  await page.getByRole('heading', { name: 'Exchange an API key for an access token' }).waitFor({ timeout });
+  await page.getByText('itemsvc').first().waitFor({ timeout });
+  console.log('the docs show the operations');
+  await shot(page, 'docs.png');
+
+  check(outside.length === 0, `the pages tried to leave the server:\n  ${outside.join('\n  ')}`);
+  check(problems.length === 0, `the pages had errors:\n  ${problems.join('\n  ')}`);
+  console.log('no request left the server; no script error or CSP violation');
 } catch (e) {
   failed = true;
   console.error(e);
+  if (outside.length) console.error(`requests that tried to leave the server:\n  ${outside.join('\n  ')}`);
+  if (problems.length) console.error(problems.join('\n'));
   // What the page looked like when it failed, for whoever reads the CI log.
-  fs.mkdirSync(outDir, { recursive: true });
-  await page.screenshot({ path: path.join(outDir, 'playground-failed.png'), fullPage: true }).catch(() => {});
-  fs.writeFileSync(path.join(outDir, 'playground-failed.html'), await page.content().catch(() => ''));
+  await shot(page, 'pages-failed.png').catch(() => {});
+  fs.writeFileSync(path.join(outDir, 'pages-failed.html'), await page.content().catch(() => ''));
 } finally {
   await browser.close();
 }
 process.exit(failed ? 1 : 0);
+
+async function shot(page, name) {
+  fs.mkdirSync(outDir, { recursive: true });
+  const file = path.join(outDir, name);
+  await page.screenshot({ path: file });
+  console.log(`screenshot: ${file}`);
+}
 
 // replaceEditor focuses a GraphiQL editor, selects all and types text in
 // one input event (so the editor's bracket auto-closing does not double it).

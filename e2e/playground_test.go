@@ -10,14 +10,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acme/itemsvc/internal/auth"
 	"github.com/acme/itemsvc/internal/testutil"
 )
 
-// TestPlaygroundInBrowser runs the server on a free port with seeded items
-// and has chromium use the playground: paste the admin's token, run a query,
-// see every user's items. It runs with E2E=1 (make e2e, CI), where a
-// missing chromium or node_modules fails it; otherwise it is skipped.
-func TestPlaygroundInBrowser(t *testing.T) {
+// TestPagesInBrowser runs the server on a free port with seeded items and
+// has chromium, cut off from everything but that server, use its pages:
+// sign in on the playground with the admin's API key, run a query, see
+// every user's items, sign out; then read the API docs. It runs with E2E=1
+// (make e2e, CI), where a missing chromium or node_modules fails it;
+// otherwise it is skipped.
+func TestPagesInBrowser(t *testing.T) {
 	if os.Getenv("E2E") != "1" {
 		t.Skip("browser test: run with E2E=1 (make e2e)")
 	}
@@ -36,6 +39,14 @@ func TestPlaygroundInBrowser(t *testing.T) {
 	env.CreateItem(env.Alice, names[0])
 	env.CreateItem(env.Alice, names[1])
 	env.CreateItem(env.Bob, names[2])
+	// A correctly signed token whose hour is over, to show how the
+	// playground asks to sign in again.
+	expired, err := auth.NewTokens(env.App.SigningKey, time.Minute).
+		WithClock(func() time.Time { return time.Now().Add(-2 * time.Minute) }).
+		Issue(env.Admin.UserID, env.Admin.KeyID)
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv := httptest.NewServer(env.App.Handler)
 	t.Cleanup(srv.Close)
 
@@ -43,15 +54,18 @@ func TestPlaygroundInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	shot := filepath.Join(out, "playground.png")
-	_ = os.Remove(shot)
+	shots := []string{"playground-signed-in.png", "docs.png"}
+	for _, s := range shots {
+		_ = os.Remove(filepath.Join(out, s))
+	}
 
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "node", "playground.test.mjs")
 	cmd.Env = append(os.Environ(),
 		"BASE_URL="+srv.URL,
-		"TOKEN="+env.Admin.Token,
+		"API_KEY="+env.Admin.Key,
+		"EXPIRED_TOKEN="+expired,
 		"EXPECT="+strings.Join(names, ","),
 		"OUTPUT_DIR="+out,
 		"CHROMIUM="+chromium,
@@ -61,7 +75,9 @@ func TestPlaygroundInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatalf("browser test failed: %v", err)
 	}
-	if st, err := os.Stat(shot); err != nil || st.Size() < 10_000 {
-		t.Fatalf("no screenshot at %s (%v)", shot, err)
+	for _, s := range shots {
+		if st, err := os.Stat(filepath.Join(out, s)); err != nil || st.Size() < 10_000 {
+			t.Errorf("no screenshot at %s (%v)", filepath.Join(out, s), err)
+		}
 	}
 }

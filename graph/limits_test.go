@@ -8,6 +8,7 @@ import (
 
 	"github.com/acme/itemsvc/internal/config"
 	"github.com/acme/itemsvc/internal/testutil"
+	"github.com/acme/itemsvc/web"
 )
 
 // introspection is the core of GraphiQL's schema query: deeper than the
@@ -125,19 +126,25 @@ func TestTransports(t *testing.T) {
 	})
 }
 
-// TestPlayground: GraphiQL at /playground, off with PLAYGROUND=false.
+// TestPlayground: GraphiQL at /playground with its own policy (web), off
+// with PLAYGROUND=false.
 func TestPlayground(t *testing.T) {
 	on := testutil.New(t)
 	res := on.Do(testutil.Request{Method: "GET", Path: "/playground"})
-	if res.Status != http.StatusOK || !strings.Contains(string(res.Body), "GraphiQL") || !strings.Contains(string(res.Body), "/graphql") {
+	if res.Status != http.StatusOK || !strings.Contains(string(res.Body), "graphiql.min.js") || !strings.Contains(string(res.Body), `data-endpoint="/graphql"`) {
 		t.Fatalf("playground: %d %.200s", res.Status, res.Body)
 	}
 	if ct := res.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/html") {
 		t.Errorf("Content-Type %q", ct)
 	}
+	if csp := res.Header.Get("Content-Security-Policy"); csp != web.PlaygroundCSP {
+		t.Errorf("CSP %q, want web.PlaygroundCSP", csp)
+	}
 	off := testutil.New(t, testutil.WithConfig(func(c *config.Config) { c.Playground = false }))
 	if res := off.Do(testutil.Request{Method: "GET", Path: "/playground"}); res.Status != http.StatusNotFound {
 		t.Fatalf("PLAYGROUND=false: %d", res.Status)
+	} else if csp := res.Header.Get("Content-Security-Policy"); csp != "default-src 'none'; frame-ancestors 'none'" {
+		t.Errorf("PLAYGROUND=false: the 404 has CSP %q, want the API's", csp)
 	}
 	if res := off.Do(testutil.Request{Method: "POST", Path: "/graphql", Token: off.Alice.Token, Body: map[string]any{"query": "{ me { id } }"}}); res.Status != http.StatusOK {
 		t.Fatalf("PLAYGROUND=false turned /graphql off: %d", res.Status)

@@ -3,11 +3,11 @@ package graph
 import (
 	"net/http"
 
-	"github.com/99designs/gqlgen/graphql/playground"
 	"github.com/gin-gonic/gin"
 
 	"github.com/acme/itemsvc/internal/ratelimit"
 	"github.com/acme/itemsvc/rest"
+	"github.com/acme/itemsvc/web"
 )
 
 // Routes are the paths this package serves.
@@ -18,7 +18,8 @@ const (
 
 // MountOptions are what /graphql shares with /v1.
 type MountOptions struct {
-	// Playground serves GraphiQL at /playground.
+	// Playground serves GraphiQL at /playground (web.Playground: every
+	// asset from this binary, sign-in with an API key).
 	Playground bool
 	// Authenticate is REST's token check; it runs only for a request that
 	// carries an Authorization header, so that login and introspection
@@ -42,8 +43,7 @@ func Mount(e *gin.Engine, h http.Handler, opts MountOptions) {
 	e.GET(Endpoint, chain...)
 	e.POST(Endpoint, chain...)
 	if opts.Playground {
-		e.GET(PlaygroundPath, gin.WrapH(playground.Handler("itemsvc GraphQL", Endpoint,
-			playground.WithStoragePrefix("itemsvc:"))))
+		e.GET(PlaygroundPath, gin.WrapH(web.Playground(Endpoint)))
 	}
 }
 

@@ -109,16 +109,16 @@ func accessLog(c *gin.Context) {
 // securityHeaders suit a JSON API: nothing is sniffed, framed or cached, a
 // response opened as a page may run nothing, and a browser that reached us
 // over TLS keeps to it (HSTS only then: over plain HTTP, behind a proxy, the
-// proxy that terminates TLS sends it).
+// proxy that terminates TLS sends it). The HTML pages (web) replace the
+// policy and the caching with their own; everything else, their 404s
+// included, keeps these.
 func securityHeaders(c *gin.Context) {
 	h := c.Writer.Header()
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("Cache-Control", "no-store")
-	if !isPage(c.Request.URL.Path) {
-		h.Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'")
-	}
+	h.Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'")
 	if c.Request.TLS != nil {
 		h.Set("Strict-Transport-Security", "max-age=63072000; includeSubDomains")
 	}

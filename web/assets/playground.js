@@ -1,0 +1,272 @@
+// The itemsvc GraphQL playground: sign in with an API key, then GraphiQL
+// sends the token it was exchanged for. The key itself is never kept; the
+// token lives in this tab's sessionStorage until it expires or the user
+// signs out. Everything here is served by the itemsvc binary (web/assets).
+(function () {
+  'use strict';
+
+  const endpoint = document.body.dataset.endpoint;
+  const tokenKey = 'itemsvc:playground:session';
+  const $ = (id) => document.getElementById(id);
+  const form = $('signin');
+  const keyInput = $('api-key');
+  const sessionBox = $('session');
+  const message = $('message');
+  let expiryTimer = 0;
+
+  // Example tabs for the usual chores; GraphiQL keeps the user's own tabs
+  // in localStorage after the first visit.
+  const examples = [
+    {
+      query: `# Your own items, last changed first, and how many.
+query MyItems {
+  me {
+    email
+    role
+    items(first: 20, orderBy: {field: UPDATED_AT, direction: DESC}) {
+      totalCount
+      edges { node { id name status description updatedAt } }
+    }
+  }
+}
+`,
+    },
+    {
+      query: `# Items with their owners: an admin sees everyone's.
+# Next page: pageInfo.endCursor as variable "after".
+query AllItems($after: Cursor) {
+  items(first: 50, after: $after, orderBy: {field: CREATED_AT, direction: DESC}) {
+    totalCount
+    pageInfo { hasNextPage endCursor }
+    edges { node { id name status createdAt owner { email name } } }
+  }
+}
+`,
+    },
+    {
+      query: `# Users and how many items each owns (admins only).
+query Users {
+  users(first: 50) {
+    totalCount
+    edges { node { id email name role createdAt items { totalCount } } }
+  }
+}
+`,
+    },
+    {
+      query: `# Create an item you own (status: active or archived).
+mutation CreateItem($input: ItemInput!) {
+  createItem(input: $input) { id name description status createdAt }
+}
+`,
+      variables: JSON.stringify({ input: { name: 'Made in the playground', description: 'hello' } }, null, 2),
+    },
+    {
+      query: `# Change the fields given; paste an id from AllItems.
+mutation UpdateItem($id: ID!, $input: ItemInput!) {
+  updateItem(id: $id, input: $input) { id name status updatedAt }
+}
+`,
+      variables: JSON.stringify({ id: 'item_…', input: { status: 'archived' } }, null, 2),
+    },
+  ];
+
+  function say(text, isError) {
+    message.textContent = text;
+    message.classList.toggle('error', !!isError);
+    message.hidden = !text;
+  }
+
+  // Session: {token, expiresAt} of the signed-in user, in this tab only.
+  function session() {
+    try {
+      const s = JSON.parse(sessionStorage.getItem(tokenKey));
+      if (s && typeof s.token === 'string' && s.expiresAt > Date.now()) return s;
+    } catch (e) { /* absent or unreadable: signed out */ }
+    return null;
+  }
+
+  function signedOut(note, isError) {
+    sessionStorage.removeItem(tokenKey);
+    clearTimeout(expiryTimer);
+    sessionBox.hidden = true;
+    form.hidden = false;
+    say(note || '', isError);
+  }
+
+  function signedIn(me, s) {
+    $('who').textContent = me.email;
+    $('role').textContent = me.role;
+    form.hidden = true;
+    sessionBox.hidden = false;
+    say('');
+    clearTimeout(expiryTimer);
+    expiryTimer = setTimeout(() => {
+      signedOut('Your session has expired: sign in again with your API key.', true);
+    }, Math.min(Math.max(0, s.expiresAt - Date.now()), 2 ** 31 - 1)); // setTimeout's longest delay
+  }
+
+  // Unreachable is what post throws when no GraphQL answer came back.
+  class Unreachable extends Error {}
+
+  // post sends one operation and returns the HTTP status and the decoded
+  // GraphQL response; it throws Unreachable when there is none.
+  async function post(body, headers) {
+    let res;
+    try {
+      res = await fetch(endpoint, {
+        method: 'POST',
+        headers: Object.assign({ 'Content-Type': 'application/json', Accept: 'application/json' }, headers),
+        body: JSON.stringify(body),
+        credentials: 'omit',
+      });
+    } catch (e) {
+      throw new Unreachable(`GraphQL at ${endpoint} cannot be reached (${e.message}). Is the server running? Reload the page once it is.`);
+    }
+    let json;
+    try {
+      json = await res.json();
+    } catch (e) {
+      throw new Unreachable(`GraphQL at ${endpoint} answered HTTP ${res.status} without a GraphQL response. Reload the page, or check the server's log.`);
+    }
+    return { status: res.status, json };
+  }
+
+  function firstError(json) {
+    return (json && Array.isArray(json.errors) && json.errors[0]) || null;
+  }
+
+  function describe(err) {
+    const code = err.extensions && err.extensions.code;
+    return code ? `${err.message} (${code})` : err.message;
+  }
+
+  function bearer(s) {
+    return { Authorization: `Bearer ${s.token}` };
+  }
+
+  // rejected handles a 401 to a request that carried our token: it expired
+  // or its key was revoked, so the user has to sign in again.
+  function rejected(status, err) {
+    if (status !== 401 || !session()) return false;
+    const code = err && err.extensions && err.extensions.code;
+    if (code === 'TOKEN_EXPIRED') {
+      signedOut('Your session has expired: sign in again with your API key.', true);
+    } else {
+      signedOut(`The server no longer accepts your token${err ? `: ${describe(err)}` : ''}. Sign in again.`, true);
+    }
+    return true;
+  }
+
+  // showViewer asks who the token belongs to and shows it.
+  async function showViewer(s) {
+    const r = await post({ query: 'query Me { me { email role } }' }, bearer(s));
+    const err = firstError(r.json);
+    if (rejected(r.status, err)) return;
+    if (err || !r.json.data) {
+      signedOut(`Signed in, but reading who you are failed: ${err ? describe(err) : `HTTP ${r.status}`}`, true);
+      return;
+    }
+    signedIn(r.json.data.me, s);
+  }
+
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    const apiKey = keyInput.value.trim();
+    if (!apiKey) {
+      say('Paste an API key (sk_live_…) first.', true);
+      return;
+    }
+    const button = form.querySelector('button');
+    button.disabled = true;
+    say('Signing in…');
+    try {
+      const r = await post({
+        query: 'mutation Login($apiKey: String!) { login(apiKey: $apiKey) { accessToken expiresIn } }',
+        variables: { apiKey },
+        operationName: 'Login',
+      });
+      const err = firstError(r.json);
+      if (err || !r.json.data || !r.json.data.login) {
+        say(`Sign-in failed: ${err ? describe(err) : `HTTP ${r.status}`}`, true);
+        keyInput.select();
+        return;
+      }
+      keyInput.value = '';
+      const s = { token: r.json.data.login.accessToken, expiresAt: Date.now() + r.json.data.login.expiresIn * 1000 };
+      sessionStorage.setItem(tokenKey, JSON.stringify(s));
+      await showViewer(s);
+    } catch (e) {
+      say(e instanceof Unreachable ? e.message : `Sign-in failed: ${e.message}`, true);
+    } finally {
+      button.disabled = false;
+    }
+  });
+
+  $('signout').addEventListener('click', () => {
+    signedOut('Signed out: this tab has forgotten the token.');
+    keyInput.focus();
+  });
+
+  // fetcher is GraphiQL's: it adds the token unless the headers editor sets
+  // an Authorization of its own, and says so when the server is away.
+  async function fetcher(params, opts) {
+    const headers = Object.assign({}, opts && opts.headers);
+    const s = session();
+    const own = Object.keys(headers).some((k) => k.toLowerCase() === 'authorization');
+    if (s && !own) Object.assign(headers, bearer(s));
+    // Right after a tab switch GraphiQL 4 may still send the previous tab's
+    // operation name, which the server refuses ("operation … not found"):
+    // replace a name the document does not define by the one it does.
+    if (params.operationName && typeof params.query === 'string') {
+      const ops = operationNames(params.query);
+      if (!ops.includes(params.operationName)) {
+        params = Object.assign({}, params, { operationName: ops.length === 1 ? ops[0] : undefined });
+      }
+    }
+    try {
+      const r = await post(params, headers);
+      if (message.dataset.unreachable) {
+        delete message.dataset.unreachable;
+        say('');
+      }
+      if (s && !own) rejected(r.status, firstError(r.json));
+      return r.json;
+    } catch (e) {
+      if (!(e instanceof Unreachable)) throw e;
+      message.dataset.unreachable = '1';
+      say(e.message, true);
+      return { errors: [{ message: e.message }] };
+    }
+  }
+
+  // operationNames lists the named operations of a GraphQL document, its
+  // comments and strings left out.
+  function operationNames(doc) {
+    const bare = doc.replace(/"""[\s\S]*?"""|"(?:[^"\\\n]|\\.)*"|#[^\n]*/g, ' ');
+    return Array.from(bare.matchAll(/\b(?:query|mutation|subscription)\s+([_A-Za-z][_0-9A-Za-z]*)/g), (m) => m[1]);
+  }
+
+  function start() {
+    if (!window.React || !window.ReactDOM || !window.GraphiQL) {
+      $('graphiql').textContent = "The playground's scripts (GraphiQL, React) did not load from this server's /assets/. Reload the page; if that does not help, check the server's log.";
+      $('graphiql').className = 'failed';
+      return;
+    }
+    const s = session();
+    if (s) {
+      showViewer(s).catch((e) => signedOut(e.message, true));
+    } else {
+      signedOut(sessionStorage.getItem(tokenKey) ? 'Your session has expired: sign in again with your API key.' : '', true);
+    }
+    ReactDOM.createRoot($('graphiql')).render(React.createElement(GraphiQL, {
+      fetcher,
+      defaultTabs: examples,
+      defaultEditorToolsVisibility: true,
+      isHeadersEditorEnabled: true,
+      shouldPersistHeaders: false,
+    }));
+  }
+
+  start();
+})();

@@ -1,0 +1,70 @@
+// Package web serves the server's two HTML pages, the GraphiQL playground
+// and the Redoc API docs, and every script and style they load (GraphiQL,
+// React, Redoc and the pages' own), embedded in the binary: the pages work
+// with no internet access and load nothing from another origin, which
+// their Content-Security-Policy enforces (DESIGN §5).
+package web
+
+import (
+	"bytes"
+	"embed"
+	"html/template"
+	"net/http"
+)
+
+//go:embed pages/*.html
+var pageFS embed.FS
+
+var pageTemplates = template.Must(template.New("").Funcs(template.FuncMap{
+	"asset":  assetURL,
+	"vendor": vendorURL,
+}).ParseFS(pageFS, "pages/*.html"))
+
+// The pages' policies allow the server's own scripts, styles and requests
+// and nothing else: no inline or foreign script, no framing, no form posts.
+// Fonts and icons come as data: URIs inside the bundled stylesheets.
+const (
+	// PlaygroundCSP lets GraphiQL run; React sets style attributes through
+	// the DOM and CodeMirror positions its cursors and gutters that way, which
+	// a policy does not govern, so no inline style is allowed either.
+	PlaygroundCSP = "default-src 'none'; script-src 'self'; style-src 'self'; " +
+		"img-src 'self' data:; font-src 'self' data:; connect-src 'self'; " +
+		"base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+	// DocsCSP lets Redoc run: styled-components writes <style> elements
+	// ('unsafe-inline' for styles only), search runs in a worker Redoc
+	// builds from a blob: URL, and the document is fetched from this server.
+	DocsCSP = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; " +
+		"img-src 'self' data:; font-src 'self' data:; connect-src 'self'; worker-src blob:; " +
+		"base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
+
+// Playground returns the GraphiQL page for the GraphQL endpoint at
+// endpoint ("/graphql"): a sign-in form that trades an API key for a token
+// (kept in the tab's sessionStorage only), GraphiQL sending that token, and
+// example queries.
+func Playground(endpoint string) http.Handler {
+	return page("playground.html", PlaygroundCSP, struct{ Endpoint string }{endpoint})
+}
+
+// Docs returns the API docs page: Redoc rendering the OpenAPI document at
+// specURL ("/v1/openapi.json").
+func Docs(specURL string) http.Handler {
+	return page("docs.html", DocsCSP, struct{ SpecURL string }{specURL})
+}
+
+// page renders a page once; it names its assets by content hash, so it is
+// revalidated on each visit (it is small) while they are cached for good.
+func page(name, csp string, data any) http.Handler {
+	var buf bytes.Buffer
+	if err := pageTemplates.ExecuteTemplate(&buf, name, data); err != nil {
+		panic("web: render " + name + ": " + err.Error()) // the templates and assets are embedded
+	}
+	body := buf.Bytes()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", csp)
+		h.Set("Content-Type", "text/html; charset=utf-8")
+		h.Set("Cache-Control", "no-cache")
+		_, _ = w.Write(body)
+	})
+}
