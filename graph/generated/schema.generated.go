@@ -13,6 +13,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/acme/itemsvc/ent"
 	"github.com/acme/itemsvc/graph/scalar"
+	"github.com/acme/itemsvc/graph/serial"
 	"github.com/acme/itemsvc/internal/service"
 	"github.com/vektah/gqlparser/v2/ast"
 )
@@ -275,69 +276,30 @@ func (ec *executionContext) fieldContext_Mutation_deleteItem(ctx context.Context
 }
 
 func (ec *executionContext) _Token_accessToken(ctx context.Context, field graphql.CollectedField, obj *service.Token) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Token_accessToken(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.AccessToken, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return serial.Value(ctx, field, obj.AccessToken, func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+		return ec.marshalNString2string(ctx, selections, v)
+	})
+
 }
 func (ec *executionContext) fieldContext_Token_accessToken(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Token", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Token_tokenType(ctx context.Context, field graphql.CollectedField, obj *service.Token) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Token_tokenType(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.TokenType, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return serial.Value(ctx, field, obj.TokenType, func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+		return ec.marshalNString2string(ctx, selections, v)
+	})
+
 }
 func (ec *executionContext) fieldContext_Token_tokenType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Token", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Token_expiresIn(ctx context.Context, field graphql.CollectedField, obj *service.Token) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Token_expiresIn(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ExpiresIn, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return serial.Value(ctx, field, obj.ExpiresIn, func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+		return ec.marshalNInt2int(ctx, selections, v)
+	})
+
 }
 func (ec *executionContext) fieldContext_Token_expiresIn(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Token", field, false, false, errors.New("field of type Int does not have child fields"))

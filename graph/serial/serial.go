@@ -11,6 +11,7 @@ import (
 	"context"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
 )
 
 // MarshalSlice has the signature and the error behaviour of
@@ -46,4 +47,17 @@ func MarshalSlice(
 		return nil
 	}
 	return ret
+}
+
+// Value marshals a scalar field read straight from its object (the
+// generated resolver is `return obj.Field, nil`, with no directive): the
+// value cannot fail, so the field context, the panic guard and the field
+// middleware gqlgen wraps around every field would only cost. The
+// generator (graph/gqlgen.go) points such fields here. The server
+// registers no field middleware (errors are mapped by the presenter), so
+// none is skipped; one added later would not see these fields.
+func Value[T any](ctx context.Context, field graphql.CollectedField, v T,
+	marshal func(ctx context.Context, sel ast.SelectionSet, v T) graphql.Marshaler,
+) graphql.Marshaler {
+	return marshal(ctx, field.Selections, v)
 }
