@@ -520,9 +520,7 @@ func newExecutionContext(
 }
 
 var sources = []*ast.Source{
-	{Name: "../ent.graphqls", Input: `directive @goField(forceResolver: Boolean, name: String, omittable: Boolean) on FIELD_DEFINITION | INPUT_FIELD_DEFINITION
-directive @goModel(model: String, models: [String!], forceGenerate: Boolean) on OBJECT | INPUT_OBJECT | SCALAR | ENUM | INTERFACE | UNION
-"""
+	{Name: "../ent.graphqls", Input: `"""
 Define a Relay Cursor type:
 https://relay.dev/graphql/connections.htm#sec-Cursor
 """
@@ -544,7 +542,7 @@ type ItemConnection {
   """
   A list of edges.
   """
-  edges: [ItemEdge]
+  edges: [ItemEdge!]!
   """
   Information to aid in pagination.
   """
@@ -561,7 +559,7 @@ type ItemEdge {
   """
   The item at the end of the edge.
   """
-  node: Item
+  node: Item!
   """
   A cursor for use in pagination.
   """
@@ -592,7 +590,7 @@ enum ItemOrderField {
 """
 ItemStatus is enum for the field status
 """
-enum ItemStatus @goModel(model: "github.com/acme/itemsvc/ent/item.Status") {
+enum ItemStatus {
   active
   archived
 }
@@ -704,7 +702,7 @@ input ItemWhereInput {
 An object with an ID.
 Follows the [Relay Global Object Identification Specification](https://relay.dev/graphql/objectidentification.htm)
 """
-interface Node @goModel(model: "github.com/acme/itemsvc/ent.Noder") {
+interface Node {
   """
   The id of the object.
   """
@@ -873,7 +871,7 @@ type UserConnection {
   """
   A list of edges.
   """
-  edges: [UserEdge]
+  edges: [UserEdge!]!
   """
   Information to aid in pagination.
   """
@@ -890,7 +888,7 @@ type UserEdge {
   """
   The item at the end of the edge.
   """
-  node: User
+  node: User!
   """
   A cursor for use in pagination.
   """
@@ -921,7 +919,7 @@ enum UserOrderField {
 """
 UserRole is enum for the field role
 """
-enum UserRole @goModel(model: "github.com/acme/itemsvc/ent/user.Role") {
+enum UserRole {
   user
   admin
 }
