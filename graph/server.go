@@ -50,12 +50,13 @@ func NewServer(svc *service.Service, opts Options) http.Handler {
 	srv.AddTransport(transport.POST{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](queryCacheSize))
 	srv.SetParserTokenLimit(parserTokenLimit)
+	srv.SetValidationRulesFn(validationRules)
 	srv.Use(extension.Introspection{})
 	srv.Use(depthLimit{max: opts.MaxDepth})
 	srv.Use(costLimit{schema: es.Schema(), max: opts.MaxComplexity, anonymousIntrospection: opts.AnonymousIntrospection})
 	srv.AroundOperations(withCountsOnce)
 	srv.AroundFields(toAppErrors)
-	p := presenter{log: opts.Logger}
+	p := presenter{log: opts.Logger, schema: es.Schema()}
 	srv.SetErrorPresenter(p.present)
 	srv.SetRecoverFunc(p.recover)
 	return srv

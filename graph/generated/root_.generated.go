@@ -27,6 +27,7 @@ type ResolverRoot interface {
 	Mutation() MutationResolver
 	Query() QueryResolver
 	User() UserResolver
+	ItemInput() ItemInputResolver
 }
 
 type DirectiveRoot struct {
@@ -1046,16 +1047,18 @@ type Token {
 }
 
 """
-Item fields, for createItem and updateItem. On create, name is required
-(1-200 characters after trimming); on update, an absent field stays as it is.
-status is active or archived. The fields are nullable and status is a String so
-that every bad value is the service's VALIDATION_ERROR naming the field, exactly
-as on REST.
+Item fields, for createItem and updateItem. On create, name is required; on
+update, an absent (or null) field stays as it is. A bad value is
+VALIDATION_ERROR naming the field in extensions.field, as on REST, an unknown
+status included.
 """
 input ItemInput {
+  "1-200 characters after trimming."
   name: String
+  "Up to 5000 characters."
   description: String
-  status: String
+  "active (the default on create) or archived."
+  status: ItemStatus
 }
 `, BuiltIn: false},
 }
