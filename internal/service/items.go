@@ -7,8 +7,8 @@ import (
 
 	"github.com/acme/itemsvc/ent"
 	"github.com/acme/itemsvc/ent/item"
-	"github.com/acme/itemsvc/ent/user"
 	"github.com/acme/itemsvc/ent/schema/pulid"
+	"github.com/acme/itemsvc/ent/user"
 	"github.com/acme/itemsvc/internal/apperr"
 )
 
