@@ -96,3 +96,15 @@ func firstDifference(want, got string) string {
 	}
 	return ""
 }
+
+// TestEmptyConnection: a page with nothing on it has an empty list of
+// edges, never null, as the non-null schema promises.
+func TestEmptyConnection(t *testing.T) {
+	env := testutil.New(t)
+	r := gql(t, env, env.Alice.Token, `{ items { totalCount edges { node { id } } } me { items { edges { cursor } } } }`, nil).ok(t)
+	for _, path := range [][]any{{"items", "edges"}, {"me", "items", "edges"}} {
+		if edges, ok := r.at(t, path...).([]any); !ok || len(edges) != 0 {
+			t.Errorf("%v = %v, want []", path, r.at(t, path...))
+		}
+	}
+}
