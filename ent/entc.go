@@ -33,7 +33,7 @@ func main() {
 	ex, err := entgql.NewExtension(
 		entgql.WithSchemaGenerator(),
 		entgql.WithSchemaPath("../graph/ent.graphqls"),
-		entgql.WithConfigPath("../gqlgen.yml"),
+		entgql.WithConfigPath(gqlgenConfig),
 		entgql.WithWhereInputs(true),
 		entgql.WithSchemaHook(nonNullConnections, withoutGoDirectives),
 	)
@@ -102,7 +102,10 @@ func withoutGoDirectives(_ *gen.Graph, s *ast.Schema) error {
 	for _, def := range s.Types {
 		for _, d := range def.Directives.ForNames("goModel") {
 			model := d.Arguments.ForName("model")
-			if model == nil || !slices.Contains(cfg.Models[def.Name].Model, model.Value.Raw) {
+			if model == nil {
+				return fmt.Errorf("%s: @goModel without a model", def.Name)
+			}
+			if !slices.Contains(cfg.Models[def.Name].Model, model.Value.Raw) {
 				return fmt.Errorf("%s: entgql binds it with @goModel; add models.%s.model: [%s] to gqlgen.yml", def.Name, def.Name, model.Value.Raw)
 			}
 		}

@@ -80,13 +80,27 @@ func loadNodes(ctx context.Context, svc *service.Service, c *ent.Client, ids []s
 		if n != nil {
 			continue
 		}
-		report := failed[i]
-		if w, ok := why[ids[i]]; ok {
-			report = w
+		report, ok := why[ids[i]]
+		if !ok {
+			report = failure(ctx, failed[i])
 		}
 		graphql.AddError(graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i)), report)
 	}
 	return nodes, nil
+}
+
+// failure maps what Noders reported for an id (a database error, wrapped
+// for the response) to the contract's code, as toAppErrors does for what a
+// resolver returns.
+func failure(ctx context.Context, err error) *apperr.Error {
+	var g *gqlerror.Error
+	if errors.As(err, &g) && g.Err != nil {
+		err = g.Err
+	}
+	if err == nil {
+		return apperr.NotFound("node")
+	}
+	return apperr.FromRequest(ctx, err)
 }
 
 // notFound reports whether err says a node was not there: ent's not-found,
