@@ -52,6 +52,7 @@ func TestEveryErrorHasCode(t *testing.T) {
 		{"body is not JSON", testutil.Request{Method: "POST", Path: "/graphql", Token: env.Alice.Token, Body: `{"query":`}, 400, []string{"VALIDATION_ERROR"}, "", ""},
 		{"body over 1 MiB", testutil.Request{Method: "POST", Path: "/graphql", Token: env.Alice.Token, Body: `{"query":"` + strings.Repeat(" ", 1<<20) + `{ me { id } }"}`}, 413, []string{"PAYLOAD_TOO_LARGE"}, "", ""},
 		{"GET variables not JSON", get("query=" + q(`query($id: ID!) { item(id: $id) { id } }`) + "&variables=" + q("{")), 400, []string{"VALIDATION_ERROR"}, "variables", ""},
+		{"GET variables not an object", get("query=" + q(`query($id: ID!) { item(id: $id) { id } }`) + "&variables=" + q("[1]")), 400, []string{"VALIDATION_ERROR"}, "variables", ""},
 		{"GET without a query", get(""), 422, []string{"VALIDATION_ERROR"}, "", ""},
 		{"GET asking to upgrade", testutil.Request{Method: "GET", Path: "/graphql?query=" + q("{ me { id } }"), Token: env.Alice.Token, Headers: map[string]string{"Upgrade": "websocket"}}, 400, []string{"VALIDATION_ERROR"}, "request", ""},
 

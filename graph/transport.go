@@ -44,7 +44,8 @@ func (t getTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 		return
 	}
 	for _, p := range []string{"variables", "extensions"} {
-		if v := q.Get(p); v != "" && !json.Valid([]byte(v)) {
+		var obj map[string]any
+		if v := q.Get(p); v != "" && json.Unmarshal([]byte(v), &obj) != nil {
 			writeRefusal(w, apperr.Validation(p, "must be a JSON object"))
 			return
 		}
