@@ -3,7 +3,7 @@ GO      ?= go
 BIN     ?= bin/server
 PKGS    ?= ./...
 
-.PHONY: run test build generate migration lint fuzz bench clean e2e
+.PHONY: run test build generate migration lint fuzz bench clean e2e openapi-lint
 
 ## run: start the server on the embedded SQLite database (data/app.db)
 run:
@@ -45,6 +45,10 @@ bench-micro:
 fuzz:
 	$(GO) test ./rest -run '^$$' -fuzz FuzzItemBodies -fuzztime $${FUZZTIME:-1m}
 	$(GO) test ./rest -run '^$$' -fuzz FuzzListQuery -fuzztime $${FUZZTIME:-1m}
+
+## openapi-lint: lint rest/openapi/openapi.json with Redocly CLI (needs `npm ci` in e2e/); any warning fails (redocly.yaml)
+openapi-lint:
+	REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true npx --prefix e2e --no-install redocly lint rest/openapi/openapi.json
 
 ## e2e: browser test of the playground and the docs, offline (needs /usr/bin/chromium and `npm ci` in e2e/); screenshot in test-output/
 e2e:

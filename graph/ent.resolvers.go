@@ -20,7 +20,7 @@ func (r *queryResolver) Node(ctx context.Context, id string) (ent.Noder, error) 
 	if err != nil {
 		return nil, err
 	}
-	return c.Noder(withoutCountedTotals(ctx), id, ent.WithNodeType(nodeType))
+	return loadNode(withoutCountedTotals(ctx), r.svc, c, id)
 }
 
 // Nodes is the resolver for the nodes field.
@@ -29,7 +29,7 @@ func (r *queryResolver) Nodes(ctx context.Context, ids []string) ([]ent.Noder, e
 	if err != nil {
 		return nil, err
 	}
-	return c.Noders(withoutCountedTotals(ctx), ids, ent.WithNodeType(nodeType))
+	return loadNodes(withoutCountedTotals(ctx), r.svc, c, ids)
 }
 
 // Items is the resolver for the items field.

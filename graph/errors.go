@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"slices"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
@@ -38,7 +40,10 @@ func appError(ctx context.Context, err error) (*apperr.Error, bool) {
 }
 
 // presenter renders errors for the response and logs the ones that are ours.
-type presenter struct{ log *slog.Logger }
+type presenter struct {
+	log    *slog.Logger
+	schema *ast.Schema
+}
 
 // present renders err with extensions.code: the REST code of an
 // *apperr.Error (and its details, field and reason for validation), or
@@ -49,6 +54,9 @@ func (p presenter) present(ctx context.Context, err error) *gqlerror.Error {
 	var outer *gqlerror.Error
 	if errors.As(err, &outer) {
 		path = outer.Path
+	}
+	if arg := badArgument(ctx, outer); arg != nil {
+		err = arg
 	}
 	var e *apperr.Error
 	if !errors.As(err, &e) && outer != nil && outer.Err != nil && len(outer.Locations) > 0 {
@@ -77,12 +85,50 @@ func (p presenter) present(ctx context.Context, err error) *gqlerror.Error {
 		code, _ := out.Extensions["code"].(string)
 		if clientCodes[code] {
 			out.Extensions["code"] = apperr.CodeValidation
+			if graphql.HasOperationContext(ctx) {
+				opCtx := graphql.GetOperationContext(ctx)
+				variableField(p.schema, opCtx.Doc, opCtx.Operation, &out)
+			}
 		}
 		return &out
 	}
 	// Every error reaches here through gqlgen as a *gqlerror.Error; should
 	// one not, it is ours.
 	return p.present(ctx, apperr.Internal(err))
+}
+
+// badArgument recognises an argument value that gqlgen could not decode
+// (a cursor that is not one of ours): gqlgen reports it on the path of the
+// field plus the argument's name, before the field's arguments are set. It
+// returns the VALIDATION_ERROR naming the argument, or nil.
+func badArgument(ctx context.Context, err *gqlerror.Error) *apperr.Error {
+	if err == nil || len(err.Path) == 0 {
+		return nil
+	}
+	var e *apperr.Error
+	if errors.As(err, &e) {
+		return nil
+	}
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil || fc.Args != nil || fc.Field.Definition == nil {
+		return nil
+	}
+	name, ok := err.Path[len(err.Path)-1].(ast.PathName)
+	if !ok || !slices.Equal(err.Path[:len(err.Path)-1], fc.Path()) {
+		return nil
+	}
+	arg := fc.Field.Definition.Arguments.ForName(string(name))
+	if arg == nil {
+		return nil
+	}
+	if arg.Type.Name() == "Cursor" {
+		return apperr.Validation(arg.Name, "is not a cursor of this connection: pass pageInfo.endCursor or startCursor as it was returned")
+	}
+	reason := err.Message
+	if err.Err != nil {
+		reason = err.Err.Error()
+	}
+	return apperr.Validation(arg.Name, reason)
 }
 
 // recover turns a resolver's panic into INTERNAL_ERROR; the panic and its

@@ -35,13 +35,16 @@ type MountOptions struct {
 // Mount serves h at /graphql on e, and GraphiQL at /playground. Every
 // failure of the shared middleware is rendered GraphQL-shaped.
 func Mount(e *gin.Engine, h http.Handler, opts MountOptions) {
-	chain := []gin.HandlerFunc{rest.GraphQLErrors, rest.LimitBody, rest.ClientAddr}
+	chain := []gin.HandlerFunc{rest.GraphQLErrors, rest.LimitBody, jsonBody, rest.ClientAddr}
 	if opts.Authenticate != nil {
 		chain = append(chain, whenAuthorized(opts.Authenticate))
 	}
 	chain = append(chain, billing(opts.Keys, opts.Anonymous), gin.WrapH(h))
 	e.GET(Endpoint, chain...)
 	e.POST(Endpoint, chain...)
+	for _, m := range []string{http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodHead, http.MethodOptions, http.MethodConnect, http.MethodTrace} {
+		e.Handle(m, Endpoint, rest.GraphQLErrors, methodNotAllowed)
+	}
 	if opts.Playground {
 		e.GET(PlaygroundPath, gin.WrapH(web.Playground(Endpoint)))
 	}

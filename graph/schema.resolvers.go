@@ -9,6 +9,7 @@ import (
 	"context"
 
 	"github.com/acme/itemsvc/ent"
+	"github.com/acme/itemsvc/ent/item"
 	"github.com/acme/itemsvc/graph/generated"
 	"github.com/acme/itemsvc/internal/service"
 )
@@ -50,7 +51,22 @@ func (r *queryResolver) Item(ctx context.Context, id string) (*ent.Item, error) 
 	return r.svc.GetItem(ctx, id)
 }
 
+// Status is the resolver for the status field.
+func (r *itemInputResolver) Status(ctx context.Context, obj *service.ItemInput, data *item.Status) error {
+	if data != nil {
+		s := data.String()
+		obj.Status = &s
+	}
+	return nil
+}
+
 // Mutation returns generated.MutationResolver implementation.
 func (r *Resolver) Mutation() generated.MutationResolver { return &mutationResolver{r} }
 
-type mutationResolver struct{ *Resolver }
+// ItemInput returns generated.ItemInputResolver implementation.
+func (r *Resolver) ItemInput() generated.ItemInputResolver { return &itemInputResolver{r} }
+
+type (
+	mutationResolver  struct{ *Resolver }
+	itemInputResolver struct{ *Resolver }
+)

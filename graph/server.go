@@ -30,10 +30,12 @@ type Options struct {
 // same few operations over and over.
 const queryCacheSize = 1000
 
-// NewServer returns the /graphql handler: queries over GET and POST only (no
-// websocket or multipart: there are no subscriptions or uploads), bounded in
-// size, depth and cost (limits.go), with introspection, every error
-// presented with the REST codes and every panic recovered as INTERNAL_ERROR.
+// NewServer returns the /graphql handler: queries over GET, any operation
+// over POST (no websocket or multipart: there are no subscriptions or
+// uploads; transport.go), bounded in size, depth and cost (limits.go), with
+// introspection, every error presented with the REST codes (a refused input
+// value naming its field: inputerrors.go) and every panic recovered as
+// INTERNAL_ERROR.
 func NewServer(svc *service.Service, opts Options) http.Handler {
 	if opts.MaxDepth <= 0 {
 		opts.MaxDepth = 10
@@ -46,15 +48,18 @@ func NewServer(svc *service.Service, opts Options) http.Handler {
 	}
 	es := generated.NewExecutableSchema(generated.Config{Resolvers: NewResolver(svc)})
 	srv := handler.New(es)
-	srv.AddTransport(transport.GET{})
+	srv.AddTransport(getTransport{})
 	srv.AddTransport(transport.POST{})
+	srv.AddTransport(unsupported{}) // last: it takes whatever the others do not
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](queryCacheSize))
 	srv.SetParserTokenLimit(parserTokenLimit)
+	srv.SetValidationRulesFn(validationRules)
+	srv.Use(queriesOverGET{})
 	srv.Use(extension.Introspection{})
 	srv.Use(depthLimit{max: opts.MaxDepth})
 	srv.Use(costLimit{schema: es.Schema(), max: opts.MaxComplexity, anonymousIntrospection: opts.AnonymousIntrospection})
 	srv.AroundOperations(withCountsOnce)
-	p := presenter{log: opts.Logger}
+	p := presenter{log: opts.Logger, schema: es.Schema()}
 	srv.SetErrorPresenter(p.present)
 	srv.SetRecoverFunc(p.recover)
 	return srv

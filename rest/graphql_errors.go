@@ -44,3 +44,10 @@ func renderGraphQLError(c *gin.Context, e *apperr.Error) {
 	ext["code"] = e.Code
 	writeJSON(c, e.Status(), graphqlFailure{Errors: []graphqlError{{Message: e.Message, Extensions: ext}}})
 }
+
+// Fail ends the request with err, rendered as on /v1, or GraphQL-shaped
+// after GraphQLErrors; for failures of /graphql outside gqlgen (a method or
+// media type it does not take).
+func Fail(c *gin.Context, err error) {
+	renderError(c, err)
+}

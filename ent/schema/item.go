@@ -38,7 +38,10 @@ func (Item) Fields() []ent.Field {
 		field.Enum("status").
 			Values("active", "archived").
 			Default("active").
-			Annotations(entgql.OrderField("STATUS")),
+			// Named here because gqlgen.yml binds the enum (ent/entc.go
+			// keeps @goModel out of the schema), and entgql would then
+			// prefix the name twice (ItemItemStatus).
+			Annotations(entgql.OrderField("STATUS"), entgql.Type("ItemStatus")),
 		field.String("user_id").
 			Immutable(),
 	}

@@ -38,7 +38,9 @@ func (User) Fields() []ent.Field {
 			Annotations(entgql.OrderField("NAME")),
 		field.Enum("role").
 			Values("user", "admin").
-			Default("user"),
+			Default("user").
+			// Named here as Item.status is (see there).
+			Annotations(entgql.Type("UserRole")),
 	}
 }
 

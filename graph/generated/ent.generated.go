@@ -376,10 +376,10 @@ func (ec *executionContext) _ItemConnection_edges(ctx context.Context, field gra
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*ent.ItemEdge) graphql.Marshaler {
-			return ec.marshalOItemEdge2ᚕᚖgithubᚗcomᚋacmeᚋitemsvcᚋentᚐItemEdge(ctx, selections, v)
+			return ec.marshalNItemEdge2ᚕᚖgithubᚗcomᚋacmeᚋitemsvcᚋentᚐItemEdgeᚄ(ctx, selections, v)
 		},
 		true,
-		false,
+		true,
 	)
 }
 func (ec *executionContext) fieldContext_ItemConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -450,10 +450,10 @@ func (ec *executionContext) _ItemEdge_node(ctx context.Context, field graphql.Co
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *ent.Item) graphql.Marshaler {
-			return ec.marshalOItem2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋentᚐItem(ctx, selections, v)
+			return ec.marshalNItem2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋentᚐItem(ctx, selections, v)
 		},
 		true,
-		false,
+		true,
 	)
 }
 func (ec *executionContext) fieldContext_ItemEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -964,10 +964,10 @@ func (ec *executionContext) _UserConnection_edges(ctx context.Context, field gra
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*ent.UserEdge) graphql.Marshaler {
-			return ec.marshalOUserEdge2ᚕᚖgithubᚗcomᚋacmeᚋitemsvcᚋentᚐUserEdge(ctx, selections, v)
+			return ec.marshalNUserEdge2ᚕᚖgithubᚗcomᚋacmeᚋitemsvcᚋentᚐUserEdgeᚄ(ctx, selections, v)
 		},
 		true,
-		false,
+		true,
 	)
 }
 func (ec *executionContext) fieldContext_UserConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -1038,10 +1038,10 @@ func (ec *executionContext) _UserEdge_node(ctx context.Context, field graphql.Co
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *ent.User) graphql.Marshaler {
-			return ec.marshalOUser2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋentᚐUser(ctx, selections, v)
+			return ec.marshalNUser2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋentᚐUser(ctx, selections, v)
 		},
 		true,
-		false,
+		true,
 	)
 }
 func (ec *executionContext) fieldContext_UserEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -2295,7 +2295,7 @@ func (ec *executionContext) _ItemConnection(ctx context.Context, sel ast.Selecti
 			out.Values[i] = graphql.MarshalString("ItemConnection")
 		case "edges":
 			out.Values[i] = ec._ItemConnection_edges(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "pageInfo":
@@ -2343,7 +2343,7 @@ func (ec *executionContext) _ItemEdge(ctx context.Context, sel ast.SelectionSet,
 			out.Values[i] = graphql.MarshalString("ItemEdge")
 		case "node":
 			out.Values[i] = ec._ItemEdge_node(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "cursor":
@@ -2727,7 +2727,7 @@ func (ec *executionContext) _UserConnection(ctx context.Context, sel ast.Selecti
 			out.Values[i] = graphql.MarshalString("UserConnection")
 		case "edges":
 			out.Values[i] = ec._UserConnection_edges(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "pageInfo":
@@ -2775,7 +2775,7 @@ func (ec *executionContext) _UserEdge(ctx context.Context, sel ast.SelectionSet,
 			out.Values[i] = graphql.MarshalString("UserEdge")
 		case "node":
 			out.Values[i] = ec._UserEdge_node(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "cursor":
@@ -2836,6 +2836,32 @@ func (ec *executionContext) marshalNItemConnection2ᚖgithubᚗcomᚋacmeᚋitem
 		return graphql.Null
 	}
 	return ec._ItemConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNItemEdge2ᚕᚖgithubᚗcomᚋacmeᚋitemsvcᚋentᚐItemEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.ItemEdge) graphql.Marshaler {
+	ret := serial.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNItemEdge2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋentᚐItemEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNItemEdge2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋentᚐItemEdge(ctx context.Context, sel ast.SelectionSet, v *ent.ItemEdge) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ItemEdge(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNItemOrderField2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋentᚐItemOrderField(ctx context.Context, v any) (*ent.ItemOrderField, error) {
@@ -2913,6 +2939,32 @@ func (ec *executionContext) marshalNUserConnection2ᚖgithubᚗcomᚋacmeᚋitem
 	return ec._UserConnection(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNUserEdge2ᚕᚖgithubᚗcomᚋacmeᚋitemsvcᚋentᚐUserEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.UserEdge) graphql.Marshaler {
+	ret := serial.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNUserEdge2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋentᚐUserEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNUserEdge2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋentᚐUserEdge(ctx context.Context, sel ast.SelectionSet, v *ent.UserEdge) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._UserEdge(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNUserOrderField2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋentᚐUserOrderField(ctx context.Context, v any) (*ent.UserOrderField, error) {
 	var res = new(ent.UserOrderField)
 	err := res.UnmarshalGQL(v)
@@ -2958,33 +3010,6 @@ func (ec *executionContext) marshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCu
 		return graphql.Null
 	}
 	return v
-}
-
-func (ec *executionContext) marshalOItem2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋentᚐItem(ctx context.Context, sel ast.SelectionSet, v *ent.Item) graphql.Marshaler {
-	if v == nil {
-		return graphql.Null
-	}
-	return ec._Item(ctx, sel, v)
-}
-
-func (ec *executionContext) marshalOItemEdge2ᚕᚖgithubᚗcomᚋacmeᚋitemsvcᚋentᚐItemEdge(ctx context.Context, sel ast.SelectionSet, v []*ent.ItemEdge) graphql.Marshaler {
-	if v == nil {
-		return graphql.Null
-	}
-	ret := serial.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalOItemEdge2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋentᚐItemEdge(ctx, sel, v[i])
-	})
-
-	return ret
-}
-
-func (ec *executionContext) marshalOItemEdge2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋentᚐItemEdge(ctx context.Context, sel ast.SelectionSet, v *ent.ItemEdge) graphql.Marshaler {
-	if v == nil {
-		return graphql.Null
-	}
-	return ec._ItemEdge(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOItemOrder2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋentᚐItemOrder(ctx context.Context, v any) (*ent.ItemOrder, error) {
@@ -3077,33 +3102,6 @@ func (ec *executionContext) marshalONode2githubᚗcomᚋacmeᚋitemsvcᚋentᚐN
 		return graphql.Null
 	}
 	return ec._Node(ctx, sel, v)
-}
-
-func (ec *executionContext) marshalOUser2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋentᚐUser(ctx context.Context, sel ast.SelectionSet, v *ent.User) graphql.Marshaler {
-	if v == nil {
-		return graphql.Null
-	}
-	return ec._User(ctx, sel, v)
-}
-
-func (ec *executionContext) marshalOUserEdge2ᚕᚖgithubᚗcomᚋacmeᚋitemsvcᚋentᚐUserEdge(ctx context.Context, sel ast.SelectionSet, v []*ent.UserEdge) graphql.Marshaler {
-	if v == nil {
-		return graphql.Null
-	}
-	ret := serial.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalOUserEdge2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋentᚐUserEdge(ctx, sel, v[i])
-	})
-
-	return ret
-}
-
-func (ec *executionContext) marshalOUserEdge2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋentᚐUserEdge(ctx context.Context, sel ast.SelectionSet, v *ent.UserEdge) graphql.Marshaler {
-	if v == nil {
-		return graphql.Null
-	}
-	return ec._UserEdge(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOUserOrder2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋentᚐUserOrder(ctx context.Context, v any) (*ent.UserOrder, error) {

@@ -27,6 +27,7 @@ type ResolverRoot interface {
 	Mutation() MutationResolver
 	Query() QueryResolver
 	User() UserResolver
+	ItemInput() ItemInputResolver
 }
 
 type DirectiveRoot struct {
@@ -520,9 +521,7 @@ func newExecutionContext(
 }
 
 var sources = []*ast.Source{
-	{Name: "../ent.graphqls", Input: `directive @goField(forceResolver: Boolean, name: String, omittable: Boolean) on FIELD_DEFINITION | INPUT_FIELD_DEFINITION
-directive @goModel(model: String, models: [String!], forceGenerate: Boolean) on OBJECT | INPUT_OBJECT | SCALAR | ENUM | INTERFACE | UNION
-"""
+	{Name: "../ent.graphqls", Input: `"""
 Define a Relay Cursor type:
 https://relay.dev/graphql/connections.htm#sec-Cursor
 """
@@ -544,7 +543,7 @@ type ItemConnection {
   """
   A list of edges.
   """
-  edges: [ItemEdge]
+  edges: [ItemEdge!]!
   """
   Information to aid in pagination.
   """
@@ -561,7 +560,7 @@ type ItemEdge {
   """
   The item at the end of the edge.
   """
-  node: Item
+  node: Item!
   """
   A cursor for use in pagination.
   """
@@ -592,7 +591,7 @@ enum ItemOrderField {
 """
 ItemStatus is enum for the field status
 """
-enum ItemStatus @goModel(model: "github.com/acme/itemsvc/ent/item.Status") {
+enum ItemStatus {
   active
   archived
 }
@@ -704,7 +703,7 @@ input ItemWhereInput {
 An object with an ID.
 Follows the [Relay Global Object Identification Specification](https://relay.dev/graphql/objectidentification.htm)
 """
-interface Node @goModel(model: "github.com/acme/itemsvc/ent.Noder") {
+interface Node {
   """
   The id of the object.
   """
@@ -873,7 +872,7 @@ type UserConnection {
   """
   A list of edges.
   """
-  edges: [UserEdge]
+  edges: [UserEdge!]!
   """
   Information to aid in pagination.
   """
@@ -890,7 +889,7 @@ type UserEdge {
   """
   The item at the end of the edge.
   """
-  node: User
+  node: User!
   """
   A cursor for use in pagination.
   """
@@ -921,7 +920,7 @@ enum UserOrderField {
 """
 UserRole is enum for the field role
 """
-enum UserRole @goModel(model: "github.com/acme/itemsvc/ent/user.Role") {
+enum UserRole {
   user
   admin
 }
@@ -1048,16 +1047,18 @@ type Token {
 }
 
 """
-Item fields, for createItem and updateItem. On create, name is required
-(1-200 characters after trimming); on update, an absent field stays as it is.
-status is active or archived. The fields are nullable and status is a String so
-that every bad value is the service's VALIDATION_ERROR naming the field, exactly
-as on REST.
+Item fields, for createItem and updateItem. On create, name is required; on
+update, an absent (or null) field stays as it is. A bad value is
+VALIDATION_ERROR naming the field in extensions.field, as on REST, an unknown
+status included.
 """
 input ItemInput {
+  "1-200 characters after trimming."
   name: String
+  "Up to 5000 characters."
   description: String
-  status: String
+  "active (the default on create) or archived."
+  status: ItemStatus
 }
 `, BuiltIn: false},
 }

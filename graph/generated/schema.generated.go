@@ -12,6 +12,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/acme/itemsvc/ent"
+	"github.com/acme/itemsvc/ent/item"
 	"github.com/acme/itemsvc/graph/scalar"
 	"github.com/acme/itemsvc/graph/serial"
 	"github.com/acme/itemsvc/internal/service"
@@ -25,6 +26,10 @@ type MutationResolver interface {
 	CreateItem(ctx context.Context, input service.ItemInput) (*ent.Item, error)
 	UpdateItem(ctx context.Context, id string, input service.ItemInput) (*ent.Item, error)
 	DeleteItem(ctx context.Context, id string) (string, error)
+}
+
+type ItemInputResolver interface {
+	Status(ctx context.Context, obj *service.ItemInput, data *item.Status) error
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -343,11 +348,13 @@ func (ec *executionContext) unmarshalInputItemInput(ctx context.Context, obj any
 			it.Description = data
 		case "status":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("status"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			data, err := ec.unmarshalOItemStatus2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋentᚋitemᚐStatus(ctx, v)
 			if err != nil {
 				return it, err
 			}
-			it.Status = data
+			if err = ec.Resolvers.ItemInput().Status(ctx, &it, data); err != nil {
+				return it, err
+			}
 		}
 	}
 	return it, nil

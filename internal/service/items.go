@@ -3,10 +3,12 @@ package service
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/acme/itemsvc/ent"
 	"github.com/acme/itemsvc/ent/item"
 	"github.com/acme/itemsvc/ent/schema/pulid"
+	"github.com/acme/itemsvc/ent/user"
 	"github.com/acme/itemsvc/internal/apperr"
 )
 
@@ -191,12 +193,61 @@ func (s *Service) DeleteItem(ctx context.Context, id string) error {
 // it because it is another user's (PERMISSION_DENIED), or it does not exist
 // (NOT_FOUND). Only failures pay for this second look.
 func (s *Service) missingItem(ctx context.Context, id string) error {
-	exists, err := s.db.Item.Query().Where(item.ID(id)).Exist(system(ctx))
+	why, err := s.Unreachable(ctx, []string{id})
 	if err != nil {
-		return fmt.Errorf("check item: %w", err)
+		return err
 	}
-	if exists {
-		return apperr.PermissionDenied("the item belongs to another user")
+	return why[id]
+}
+
+// Unreachable explains, for each of ids that a read for the viewer did not
+// return, why: PERMISSION_DENIED for an item or user that exists but is
+// hidden from the viewer by privacy (another user's, as REST's 403 says),
+// NOT_FOUND for anything else. It is one query per type, and only failures
+// pay for it.
+func (s *Service) Unreachable(ctx context.Context, ids []string) (map[string]*apperr.Error, error) {
+	var items, users []string
+	for _, id := range ids {
+		switch {
+		case pulid.Valid("item_", id):
+			items = append(items, id)
+		case pulid.Valid("user_", id):
+			users = append(users, id)
+		}
 	}
-	return apperr.NotFound("item")
+	var found []string
+	if len(items) > 0 {
+		ids, err := s.db.Item.Query().Where(item.IDIn(items...)).IDs(system(ctx))
+		if err != nil {
+			return nil, fmt.Errorf("check items: %w", err)
+		}
+		found = append(found, ids...)
+	}
+	if len(users) > 0 {
+		ids, err := s.db.User.Query().Where(user.IDIn(users...)).IDs(system(ctx))
+		if err != nil {
+			return nil, fmt.Errorf("check users: %w", err)
+		}
+		found = append(found, ids...)
+	}
+	existing := make(map[string]bool, len(found))
+	for _, id := range found {
+		existing[id] = true
+	}
+	why := make(map[string]*apperr.Error, len(ids))
+	for _, id := range ids {
+		switch {
+		case existing[id] && strings.HasPrefix(id, "item_"):
+			why[id] = apperr.PermissionDenied("the item belongs to another user")
+		case existing[id]:
+			why[id] = apperr.PermissionDenied("the user is not you")
+		case strings.HasPrefix(id, "user_"):
+			why[id] = apperr.NotFound("user")
+		case strings.HasPrefix(id, "item_"):
+			why[id] = apperr.NotFound("item")
+		default:
+			why[id] = apperr.NotFound("node")
+		}
+	}
+	return why, nil
 }

@@ -1,0 +1,110 @@
+package graph_test
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/vektah/gqlparser/v2/formatter"
+
+	"github.com/acme/itemsvc/graph/generated"
+	"github.com/acme/itemsvc/internal/testutil"
+)
+
+var update = flag.Bool("update", false, "rewrite graph/testdata/schema.graphql from the schema the server serves")
+
+// schemaSnapshot is the public schema as committed: what clients may rely on.
+const schemaSnapshot = "testdata/schema.graphql"
+
+// TestSchemaSnapshot fails on any change of the public GraphQL schema, so
+// that a change to it (an ent field, entgql's output, a hand-written type)
+// is seen and reviewed as the API change it is. The snapshot is the SDL of
+// the schema the server executes, and what introspection through the router
+// shows is checked to be that schema: the same types, and no directive but
+// GraphQL's own (gqlgen's @goModel and @goField stay out).
+func TestSchemaSnapshot(t *testing.T) {
+	schema := generated.NewExecutableSchema(generated.Config{}).Schema()
+	var b strings.Builder
+	formatter.NewFormatter(&b, formatter.WithIndent("  ")).FormatSchema(schema)
+	got := b.String()
+
+	if *update {
+		if err := os.WriteFile(schemaSnapshot, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("wrote %s", schemaSnapshot)
+	}
+	want, err := os.ReadFile(schemaSnapshot)
+	if err != nil {
+		t.Fatalf("%v\nwrite it with: go test ./graph -run TestSchemaSnapshot -update", err)
+	}
+	if got != string(want) {
+		t.Errorf("the public GraphQL schema changed; if that is intended, review the difference and update the snapshot:\n\n"+
+			"    go test ./graph -run TestSchemaSnapshot -update && git diff graph/testdata/schema.graphql\n\n%s", firstDifference(string(want), got))
+	}
+	for _, d := range []string{"@goModel", "@goField"} {
+		if strings.Contains(got, d) {
+			t.Errorf("the public schema has %s", d)
+		}
+	}
+
+	env := testutil.New(t)
+	r := gql(t, env, env.Alice.Token, `{ __schema { types { name } directives { name } } }`, nil).ok(t)
+	var introspected []string
+	for _, ty := range r.at(t, "__schema", "types").([]any) {
+		name := ty.(map[string]any)["name"].(string)
+		if def := schema.Types[name]; !strings.HasPrefix(name, "__") && def != nil && !def.BuiltIn {
+			introspected = append(introspected, name)
+		}
+	}
+	var declared []string
+	for name, def := range schema.Types {
+		if !def.BuiltIn {
+			declared = append(declared, name)
+		}
+	}
+	slices.Sort(introspected)
+	slices.Sort(declared)
+	if !slices.Equal(introspected, declared) {
+		t.Errorf("introspection shows types %v, the schema declares %v", introspected, declared)
+	}
+	for _, d := range r.at(t, "__schema", "directives").([]any) {
+		name := d.(map[string]any)["name"].(string)
+		if !slices.Contains([]string{"include", "skip", "deprecated", "specifiedBy", "oneOf", "defer"}, name) {
+			t.Errorf("introspection shows the directive @%s, which is not GraphQL's own", name)
+		}
+	}
+}
+
+// firstDifference shows the first line at which two texts differ.
+func firstDifference(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for i := 0; i < max(len(w), len(g)); i++ {
+		var wl, gl string
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if wl != gl {
+			return fmt.Sprintf("first difference at line %d:\n  snapshot: %s\n  served:   %s", i+1, wl, gl)
+		}
+	}
+	return ""
+}
+
+// TestEmptyConnection: a page with nothing on it has an empty list of
+// edges, never null, as the non-null schema promises.
+func TestEmptyConnection(t *testing.T) {
+	env := testutil.New(t)
+	r := gql(t, env, env.Alice.Token, `{ items { totalCount edges { node { id } } } me { items { edges { cursor } } } }`, nil).ok(t)
+	for _, path := range [][]any{{"items", "edges"}, {"me", "items", "edges"}} {
+		if edges, ok := r.at(t, path...).([]any); !ok || len(edges) != 0 {
+			t.Errorf("%v = %v, want []", path, r.at(t, path...))
+		}
+	}
+}

@@ -1,0 +1,161 @@
+package graph
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/gin-gonic/gin"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/acme/itemsvc/internal/apperr"
+	"github.com/acme/itemsvc/rest"
+)
+
+// gqlgen's transports answer a few requests themselves, with an error that
+// has no extensions.code (a mutation over GET: 406; variables that are not
+// JSON: 400; a POST that is not JSON: 400 "transport not supported"). This
+// file answers those with the contract's codes instead, before gqlgen, or,
+// for the mutation over GET, from inside it once the operation is known.
+
+// getTransport is gqlgen's GET transport, with its own refusals checked
+// first and with a mutation refused by queriesOverGET.
+type getTransport struct{ transport.GET }
+
+// overGETKey marks the context of a GET request for queriesOverGET; its
+// value is the response writer whose status a refusal sets.
+type overGETKey struct{}
+
+// Do implements graphql.Transport.
+func (t getTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		writeRefusal(w, apperr.Validation("query", "the query string does not parse: "+err.Error()))
+		return
+	}
+	for _, p := range []string{"variables", "extensions"} {
+		var obj map[string]any
+		if v := q.Get(p); v != "" && json.Unmarshal([]byte(v), &obj) != nil {
+			writeRefusal(w, apperr.Validation(p, "must be a JSON object"))
+			return
+		}
+	}
+	sw := &statusOverride{ResponseWriter: w}
+	t.GET.Do(sw, r.WithContext(context.WithValue(r.Context(), overGETKey{}, sw)), exec)
+}
+
+// statusOverride writes status instead of the one gqlgen chooses, once set.
+type statusOverride struct {
+	http.ResponseWriter
+	status int
+}
+
+// WriteHeader implements http.ResponseWriter.
+func (w *statusOverride) WriteHeader(code int) {
+	if w.status != 0 {
+		code = w.status
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+// writeRefusal answers err GraphQL-shaped with its HTTP status.
+func writeRefusal(w http.ResponseWriter, e *apperr.Error) {
+	ext := map[string]any{"code": e.Code}
+	for k, v := range e.Details {
+		ext[k] = v
+	}
+	b, _ := json.Marshal(graphql.Response{Errors: gqlerror.List{{Message: e.Message, Extensions: ext}}})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(e.Status())
+	_, _ = w.Write(b)
+}
+
+// queriesOverGET refuses an operation other than a query over GET with
+// 405 METHOD_NOT_ALLOWED and Allow: POST, before it is priced or charged:
+// GET must stay safe to repeat and to prefetch.
+type queriesOverGET struct{}
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.OperationContextMutator
+} = queriesOverGET{}
+
+// ExtensionName implements graphql.HandlerExtension.
+func (queriesOverGET) ExtensionName() string { return "QueriesOverGET" }
+
+// Validate implements graphql.HandlerExtension.
+func (queriesOverGET) Validate(graphql.ExecutableSchema) error { return nil }
+
+// MutateOperationContext implements graphql.OperationContextMutator.
+func (queriesOverGET) MutateOperationContext(ctx context.Context, opCtx *graphql.OperationContext) *gqlerror.Error {
+	sw, ok := ctx.Value(overGETKey{}).(*statusOverride)
+	if !ok || opCtx.Operation == nil || opCtx.Operation.Operation == ast.Query {
+		return nil
+	}
+	sw.Header().Set("Allow", http.MethodPost)
+	sw.status = http.StatusMethodNotAllowed
+	return refusal(apperr.New(apperr.CodeMethodNotAllowed,
+		string(opCtx.Operation.Operation)+" operations must be sent with POST; GET serves queries only"))
+}
+
+// jsonBody lets a POST without a Content-Type, or with a +json one, through
+// to gqlgen as the JSON REST takes it for, and refuses any other media type
+// with 415 UNSUPPORTED_MEDIA_TYPE, as /v1 does. It reads the body (gqlgen
+// reads it whole too), so that one over the limit without a declared length
+// is 413 PAYLOAD_TOO_LARGE here rather than an unreadable body in gqlgen.
+func jsonBody(c *gin.Context) {
+	if c.Request.Method != http.MethodPost {
+		return
+	}
+	ct := c.GetHeader("Content-Type")
+	mt, _, err := mime.ParseMediaType(ct)
+	switch {
+	case ct == "" || (err == nil && strings.HasSuffix(mt, "+json")):
+		c.Request.Header.Set("Content-Type", "application/json")
+	case err != nil || mt != "application/json":
+		rest.Fail(c, apperr.New(apperr.CodeUnsupportedMedia, "the request body must be application/json"))
+		return
+	}
+	body, err := io.ReadAll(c.Request.Body)
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		rest.Fail(c, apperr.New(apperr.CodePayloadTooLarge, fmt.Sprintf("the request body exceeds %d bytes", tooLarge.Limit)))
+		return
+	case err != nil:
+		rest.Fail(c, apperr.Validation("body", "could not be read: "+err.Error()))
+		return
+	}
+	c.Request.Body = io.NopCloser(bytes.NewReader(body))
+}
+
+// unsupported is the last transport: it answers any request the others do
+// not take (a GET asking to upgrade the connection) with 400
+// VALIDATION_ERROR, where gqlgen would answer "transport not supported"
+// without a code. A transport added after it is never reached.
+type unsupported struct{}
+
+// Supports implements graphql.Transport.
+func (unsupported) Supports(*http.Request) bool { return true }
+
+// Do implements graphql.Transport.
+func (unsupported) Do(w http.ResponseWriter, r *http.Request, _ graphql.GraphExecutor) {
+	writeRefusal(w, apperr.Validation("request", "/graphql takes a query over GET or a JSON body over POST; "+r.Method+" with these headers is neither"))
+}
+
+// methodNotAllowed answers a method /graphql does not serve with 405
+// METHOD_NOT_ALLOWED, GraphQL-shaped, and the Allow header.
+func methodNotAllowed(c *gin.Context) {
+	c.Header("Allow", "GET, POST")
+	rest.Fail(c, apperr.New(apperr.CodeMethodNotAllowed, "/graphql takes GET (queries) and POST; see the Allow header"))
+}
