@@ -26,6 +26,7 @@ func main() {
 		Features: []gen.Feature{
 			gen.FeaturePrivacy,
 			gen.FeatureEntQL,
+			gen.FeatureExecQuery,
 			gen.FeatureIntercept,
 			gen.FeatureLock,
 			gen.FeatureModifier,

@@ -79,6 +79,8 @@ func (Delivery) Indexes() []ent.Index {
 	return []ent.Index{
 		index.Fields("state", "next_attempt_at"),
 		index.Fields("endpoint_id", "created_at"),
+		// Per-endpoint claims (in flight, next due) and bulk recovery.
+		index.Fields("endpoint_id", "state", "next_attempt_at"),
 	}
 }
 
