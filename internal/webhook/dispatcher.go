@@ -64,9 +64,9 @@ type Options struct {
 	BreakerThreshold int
 	BreakerPause     time.Duration
 	BreakerMaxPause  time.Duration
-	// PauseRetention is how long the deliveries of a paused endpoint
-	// (active: false) wait for it; older ones fail. Default 72h, or the
-	// span of Schedule when that is longer.
+	// PauseRetention is how long deliveries wait for an endpoint that holds
+	// them back, paused (active: false) or backing off; older ones fail.
+	// Default the span of Schedule plus its jitter (10%), at least 72h.
 	PauseRetention time.Duration
 	// BatchSize is the number of events fanned out per transaction. Default 100.
 	BatchSize int
@@ -101,8 +101,8 @@ type Dispatcher struct {
 	// failing counts this dispatcher's attempts in flight to endpoints
 	// whose last attempt had failed, held to FailingSlots.
 	failing atomic.Int64
-	// swept is when paused endpoints' deliveries were last expired (the
-	// dispatcher's clock); only Run's goroutine touches it.
+	// swept is when held deliveries were last expired (the dispatcher's
+	// clock); only Run's goroutine touches it.
 	swept time.Time
 }
 
@@ -146,7 +146,7 @@ func New(client *ent.Client, dialect string, guard *Guard, opts Options) *Dispat
 		opts.BreakerMaxPause = time.Hour
 	}
 	if opts.PauseRetention <= 0 {
-		opts.PauseRetention = max(72*time.Hour, span(opts.Schedule))
+		opts.PauseRetention = max(72*time.Hour, span(opts.Schedule)*11/10)
 	}
 	if opts.BatchSize <= 0 {
 		opts.BatchSize = 100
@@ -245,8 +245,8 @@ func (d *Dispatcher) step(ctx, sendCtx context.Context, slots chan struct{}, wg 
 	if err != nil && ctx.Err() == nil {
 		d.log.WarnContext(ctx, "fan out events", "err", err)
 	}
-	if err := d.expirePaused(ctx); err != nil && ctx.Err() == nil {
-		d.log.WarnContext(ctx, "expire paused deliveries", "err", err)
+	if err := d.expireHeld(ctx); err != nil && ctx.Err() == nil {
+		d.log.WarnContext(ctx, "expire held deliveries", "err", err)
 	}
 	free := cap(slots) - len(slots)
 	if free == 0 {
@@ -282,7 +282,7 @@ func (d *Dispatcher) step(ctx, sendCtx context.Context, slots chan struct{}, wg 
 // An endpoint is interested when it belongs to the item's owner or to an
 // admin, subscribes to the type, and existed when the event did. A paused
 // endpoint (active: false) is interested too: its deliveries wait, pending,
-// until it is active again or they expire (expirePaused).
+// until it is active again or they expire (expireHeld).
 func (d *Dispatcher) fanOut(ctx context.Context) (n int, err error) {
 	ctx = system(ctx)
 	// Look before taking a transaction: on SQLite every transaction takes
