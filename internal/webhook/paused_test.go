@@ -155,3 +155,39 @@ func TestRecoverAfterOutage(t *testing.T) {
 		t.Errorf("recovered deliveries: %+v", deliveries(t, c, epID))
 	}
 }
+
+// TestHeldByBreakerExpires: deliveries held by an endpoint's circuit breaker
+// spend no attempts, and fail once they are older than the retention, as a
+// paused endpoint's do; the sweep runs before the next claim.
+func TestHeldByBreakerExpires(t *testing.T) {
+	var skew atomic.Int64
+	ms := 10 * time.Millisecond
+	env := testutil.New(t, fastWebhooks(ms, ms, ms, ms, ms), testutil.WithAppOptions(func(o *app.Options) {
+		o.Webhooks.Now = func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
+		o.Webhooks.BreakerThreshold = 2
+		o.Webhooks.BreakerPause = time.Hour
+		o.Webhooks.PauseRetention = 72 * time.Hour
+	}))
+	rc := newReceiver(t)
+	rc.setAnswer(func(*http.Request) (int, http.Header) { return http.StatusBadGateway, nil })
+	epID, _ := register(t, env, env.Alice, rc.URL)
+	start(t, env)
+	env.CreateItem(env.Alice, "held")
+	c := env.App.DB.Client
+	if !testutil.Eventually(t, 10*time.Second, func() bool {
+		ep, err := c.WebhookEndpoint.Get(sys(), epID)
+		return err == nil && ep.BackoffUntil != nil
+	}) {
+		t.Fatal("the breaker never opened")
+	}
+	skew.Add(int64(73 * time.Hour))
+	if !testutil.Eventually(t, 10*time.Second, func() bool {
+		return deliveries(t, c, epID)[0].State == delivery.StateFailed
+	}) {
+		t.Fatalf("held delivery did not expire: %+v", deliveries(t, c, epID)[0])
+	}
+	d := deliveries(t, c, epID)[0]
+	if d.Attempts != 2 || !strings.Contains(d.LastError, "expired") {
+		t.Errorf("expired delivery: %d attempts, last_error %q; want 2, expired", d.Attempts, d.LastError)
+	}
+}
