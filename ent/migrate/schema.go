@@ -83,6 +83,11 @@ var (
 				Unique:  false,
 				Columns: []*schema.Column{DeliveriesColumns[11], DeliveriesColumns[3], DeliveriesColumns[5]},
 			},
+			{
+				Name:    "delivery_endpoint_id_claimed_until",
+				Unique:  false,
+				Columns: []*schema.Column{DeliveriesColumns[11], DeliveriesColumns[6]},
+			},
 		},
 	}
 	// DeliveryAttemptsColumns holds the columns for the "delivery_attempts" table.

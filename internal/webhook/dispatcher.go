@@ -97,6 +97,10 @@ type Dispatcher struct {
 	log        *slog.Logger
 	metrics    *metrics
 	wake       chan struct{}
+	// freed is signalled when an attempt ends: its slot, and its
+	// endpoint's, can take the next delivery at once, without the gathering
+	// pause a commit's wake-up waits.
+	freed chan struct{}
 
 	// failing counts this dispatcher's attempts in flight to endpoints
 	// whose last attempt had failed, held to FailingSlots.
@@ -176,6 +180,7 @@ func New(client *ent.Client, dialect string, guard *Guard, opts Options) *Dispat
 		log:     opts.Logger.With("component", "webhooks"),
 		metrics: newMetrics(opts.Metrics, client),
 		wake:    make(chan struct{}, 1),
+		freed:   make(chan struct{}, 1),
 	}
 }
 
@@ -226,6 +231,7 @@ func (d *Dispatcher) Run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 		case <-poll.C:
+		case <-d.freed:
 		case <-d.wake:
 			if d.opts.Gather > 0 {
 				gather.Reset(d.opts.Gather)
@@ -271,7 +277,10 @@ func (d *Dispatcher) step(ctx, sendCtx context.Context, slots chan struct{}, wg 
 				d.failing.Add(-1)
 			}
 			<-slots
-			d.Notify()
+			select {
+			case d.freed <- struct{}{}:
+			default:
+			}
 		}()
 	}
 	return fanned == d.opts.BatchSize || (len(claimed) == free && free > 0)
@@ -369,14 +378,22 @@ func wants(ep *ent.WebhookEndpoint, ev *ent.Event) bool {
 // claim takes up to n due deliveries of active endpoints for this dispatcher
 // until the lease ends, oldest first, at most failingN of them to endpoints
 // whose last attempt failed, and never more than an endpoint has room for
-// (fair). On PostgreSQL claims take turns across dispatchers (a transaction
+// (PerEndpoint less its attempts in flight, whichever dispatcher holds
+// them). On PostgreSQL claims take turns across dispatchers (a transaction
 // lock held for the claim's few milliseconds), so that the in-flight counts
-// each one reads are exact; rows another transaction is changing are skipped,
-// not waited for, and a committed claim hides a row from the others.
+// each one reads are exact; rows another transaction is changing are
+// skipped, not waited for, and a committed claim hides a row from the others.
 func (d *Dispatcher) claim(ctx context.Context, n, failingN int) (claimed []*ent.Delivery, err error) {
 	ctx = system(ctx)
 	now := d.now()
-	if found, err := d.db.Delivery.Query().Where(due(now)...).Exist(ctx); err != nil || !found {
+	// Look before taking a transaction (on SQLite, the write lock), for an
+	// endpoint with room: one at its cap with a backlog must not make every
+	// pass take the lock for nothing.
+	look := webhookendpoint.And(ready(now, d.opts.PerEndpoint, false)...)
+	if failingN > 0 {
+		look = webhookendpoint.Or(look, webhookendpoint.And(ready(now, d.opts.PerEndpoint, true)...))
+	}
+	if found, err := d.db.WebhookEndpoint.Query().Where(look).Exist(ctx); err != nil || !found {
 		return nil, err
 	}
 	tx, err := d.db.Tx(ctx)
@@ -393,38 +410,58 @@ func (d *Dispatcher) claim(ctx context.Context, n, failingN int) (claimed []*ent
 			return nil, fmt.Errorf("take the claim lock: %w", err)
 		}
 	}
-	// Healthy endpoints first: the slots left after them may go to failing
-	// ones, up to failingN.
+	var ids []string
 	for _, failing := range []bool{false, true} {
-		limit := n - len(claimed)
+		limit := n
 		if failing {
-			limit = min(limit, failingN)
+			limit = failingN
 		}
 		if limit <= 0 {
 			continue
 		}
-		q := tx.Delivery.Query().
-			Where(due(now)...).
-			Where(fair(now, d.opts.PerEndpoint, failing)).
-			Order(delivery.ByNextAttemptAt(), delivery.ByCreatedAt(), delivery.ByID()).
-			Limit(limit).
-			WithEvent().
-			WithEndpoint()
-		if d.skipLocked {
-			q.ForUpdate(sql.WithLockAction(sql.SkipLocked))
-		}
-		some, err := q.All(ctx)
+		some, err := d.candidates(ctx, tx, now, limit, failing)
 		if err != nil {
-			return nil, fmt.Errorf("select deliveries: %w", err)
+			return nil, err
 		}
-		claimed = append(claimed, some...)
+		ids = append(ids, some...)
+	}
+	if len(ids) == 0 {
+		return nil, tx.Rollback()
+	}
+	q := tx.Delivery.Query().
+		Where(delivery.IDIn(ids...)).
+		Where(due(now)...).
+		Order(delivery.ByNextAttemptAt(), delivery.ByCreatedAt(), delivery.ByID()).
+		WithEvent().
+		WithEndpoint()
+	if d.skipLocked {
+		q.ForUpdate(sql.WithLockAction(sql.SkipLocked))
+	}
+	found, err := q.All(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("select deliveries: %w", err)
+	}
+	// Oldest first, healthy or failing, within the slots and the failing
+	// endpoints' share of them.
+	failing := 0
+	for _, dl := range found {
+		if len(claimed) == n {
+			break
+		}
+		if failingEndpoint(dl.Edges.Endpoint) {
+			if failing == failingN {
+				continue
+			}
+			failing++
+		}
+		claimed = append(claimed, dl)
 	}
 	if len(claimed) == 0 {
 		return nil, tx.Rollback()
 	}
-	ids := make([]string, len(claimed))
-	for i, dl := range claimed {
-		ids[i] = dl.ID
+	ids = ids[:0]
+	for _, dl := range claimed {
+		ids = append(ids, dl.ID)
 	}
 	if err := tx.Delivery.Update().Where(delivery.IDIn(ids...)).SetClaimedUntil(now.Add(d.opts.Lease)).Exec(ctx); err != nil {
 		return nil, fmt.Errorf("claim: %w", err)
@@ -435,18 +472,23 @@ func (d *Dispatcher) claim(ctx context.Context, n, failingN int) (claimed []*ent
 	return claimed, nil
 }
 
-// due selects the deliveries to attempt at now: pending, their time come,
-// claimed by no live dispatcher, to an active endpoint not backing off.
-func due(now time.Time) []predicate.Delivery {
+// waiting selects the deliveries due at now, whatever their endpoint's
+// state: pending, their time come, claimed by no live dispatcher.
+func waiting(now time.Time) []predicate.Delivery {
 	return []predicate.Delivery{
 		delivery.StateEQ(delivery.StatePending),
 		delivery.NextAttemptAtLTE(now),
 		delivery.Or(delivery.ClaimedUntilIsNil(), delivery.ClaimedUntilLT(now)),
-		delivery.HasEndpointWith(
-			webhookendpoint.Active(true),
-			webhookendpoint.Or(webhookendpoint.BackoffUntilIsNil(), webhookendpoint.BackoffUntilLTE(now)),
-		),
 	}
+}
+
+// due selects the deliveries to attempt at now: waiting, to an active
+// endpoint not backing off.
+func due(now time.Time) []predicate.Delivery {
+	return append(waiting(now), delivery.HasEndpointWith(
+		webhookendpoint.Active(true),
+		webhookendpoint.Or(webhookendpoint.BackoffUntilIsNil(), webhookendpoint.BackoffUntilLTE(now)),
+	))
 }
 
 // result is what one attempt came to.
@@ -617,8 +659,12 @@ func (d *Dispatcher) record(ctx context.Context, dl *ent.Delivery, res result) (
 		}
 		d.log.InfoContext(ctx, "webhook endpoint answered 410 Gone: disabled", "endpoint", dl.EndpointID)
 	case OutcomeSucceeded:
-		if err := d.closeBreaker(ctx, tx, dl.EndpointID); err != nil {
-			return err
+		// A healthy endpoint's row is left alone; if another attempt
+		// failed meanwhile, the next success claimed after it resets it.
+		if failingEndpoint(dl.Edges.Endpoint) {
+			if err := d.closeBreaker(ctx, tx, dl.EndpointID); err != nil {
+				return err
+			}
 		}
 	default:
 		if tripped, err = d.countFailure(ctx, tx, dl.EndpointID, now); err != nil {

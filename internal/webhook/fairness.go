@@ -17,36 +17,106 @@ import (
 // across replicas ("itemsvc.webhook.claim" as a number).
 const claimLock int64 = 0x69746d7377686b63
 
-// fair keeps the due deliveries that their endpoint has room for: an
-// endpoint has perEndpoint slots (one while its last attempt had failed),
-// less its attempts in flight (pending, with a live claim, whichever
-// dispatcher holds them), and its oldest due deliveries fill them. failing
-// picks which endpoints are considered: those whose last attempt failed, or
-// the others. It is one query, so it holds for every dispatcher reading the
-// same rows; claim makes them read one after another on PostgreSQL.
-func fair(now time.Time, perEndpoint int, failing bool) predicate.Delivery {
-	room, class := perEndpoint, "e.consecutive_failures = 0"
+// capacity is how many attempts an endpoint of the class may have in
+// flight: perEndpoint, or one while its last attempt had failed.
+func capacity(perEndpoint int, failing bool) int {
 	if failing {
-		room, class = 1, "e.consecutive_failures > 0"
+		return 1
 	}
-	return predicate.Delivery(func(s *sql.Selector) {
+	return perEndpoint
+}
+
+// ready selects the endpoints whose deliveries may be claimed at now:
+// active, not backing off, of the class (failing: whose last attempt
+// failed), with a delivery waiting, and with room for another attempt.
+func ready(now time.Time, perEndpoint int, failing bool) []predicate.WebhookEndpoint {
+	class := webhookendpoint.ConsecutiveFailuresEQ(0)
+	if failing {
+		class = webhookendpoint.ConsecutiveFailuresGT(0)
+	}
+	return []predicate.WebhookEndpoint{
+		webhookendpoint.Active(true),
+		webhookendpoint.Or(webhookendpoint.BackoffUntilIsNil(), webhookendpoint.BackoffUntilLTE(now)),
+		class,
+		webhookendpoint.HasDeliveriesWith(waiting(now)...),
+		hasRoom(now, capacity(perEndpoint, failing)),
+	}
+}
+
+// hasRoom keeps the endpoints with fewer than limit attempts in flight:
+// pending deliveries under a live claim, whichever dispatcher holds them
+// (an index on endpoint_id, claimed_until keeps it to those rows).
+func hasRoom(now time.Time, limit int) predicate.WebhookEndpoint {
+	return predicate.WebhookEndpoint(func(s *sql.Selector) {
 		s.Where(sql.P(func(b *sql.Builder) {
-			b.Ident(s.C(delivery.FieldID)).WriteString(` IN (SELECT r.id FROM (` +
-				`SELECT d.id, d.endpoint_id, ROW_NUMBER() OVER (PARTITION BY d.endpoint_id ORDER BY d.next_attempt_at, d.created_at, d.id) AS rn ` +
-				`FROM deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id ` +
-				`WHERE d.state = `).Arg(delivery.StatePending.String()).
-				WriteString(` AND d.next_attempt_at <= `).Arg(now).
-				WriteString(` AND (d.claimed_until IS NULL OR d.claimed_until < `).Arg(now).
-				WriteString(`) AND e.active = `).Arg(true).
-				WriteString(` AND (e.backoff_until IS NULL OR e.backoff_until <= `).Arg(now).
-				WriteString(`) AND ` + class + `) r WHERE r.rn <= `).Arg(room).
-				WriteString(` AND r.rn + (SELECT COUNT(*) FROM deliveries f WHERE f.endpoint_id = r.endpoint_id AND f.state = `).
-				Arg(delivery.StatePending.String()).
-				WriteString(` AND f.claimed_until >= `).Arg(now).
-				WriteString(`) <= `).Arg(room).
-				WriteString(`)`)
+			b.WriteString("(SELECT COUNT(*) FROM deliveries f WHERE f.endpoint_id = ").Ident(s.C(webhookendpoint.FieldID)).
+				WriteString(" AND f.claimed_until >= ").Arg(now).
+				WriteString(" AND f.state = ").Arg(delivery.StatePending.String()).
+				WriteString(") < ").Arg(limit)
 		}))
 	})
+}
+
+// byOldestPending orders endpoints by their oldest pending delivery, so that
+// slots go to the events that have waited longest (an index lookup each).
+// The state is written as a literal: ent's builder keeps no arguments of an
+// ORDER BY expression.
+func byOldestPending() webhookendpoint.OrderOption {
+	return func(s *sql.Selector) {
+		s.OrderExprFunc(func(b *sql.Builder) {
+			b.WriteString("(SELECT MIN(w.next_attempt_at) FROM deliveries w WHERE w.endpoint_id = ").Ident(s.C(webhookendpoint.FieldID)).
+				WriteString(" AND w.state = '" + delivery.StatePending.String() + "')")
+		})
+	}
+}
+
+// candidates picks, for one class of endpoints, the deliveries that claim
+// may take: the endpoints with room whose oldest waiting delivery is oldest
+// (at most limit of them), and of each its oldest waiting deliveries, as
+// many as it has room for. Each step is an index lookup, whatever the
+// backlog.
+func (d *Dispatcher) candidates(ctx context.Context, tx *ent.Tx, now time.Time, limit int, failing bool) ([]string, error) {
+	eps, err := tx.WebhookEndpoint.Query().
+		Where(ready(now, d.opts.PerEndpoint, failing)...).
+		Order(byOldestPending(), webhookendpoint.ByID()).
+		Limit(limit).
+		IDs(ctx)
+	if err != nil || len(eps) == 0 {
+		return nil, err
+	}
+	var busy []struct {
+		EndpointID string `json:"endpoint_id"`
+		Count      int    `json:"count"`
+	}
+	if err := tx.Delivery.Query().
+		Where(delivery.EndpointIDIn(eps...), delivery.StateEQ(delivery.StatePending), delivery.ClaimedUntilGTE(now)).
+		GroupBy(delivery.FieldEndpointID).
+		Aggregate(ent.Count()).
+		Scan(ctx, &busy); err != nil {
+		return nil, fmt.Errorf("count attempts in flight: %w", err)
+	}
+	inFlight := map[string]int{}
+	for _, b := range busy {
+		inFlight[b.EndpointID] = b.Count
+	}
+	var ids []string
+	for _, ep := range eps {
+		room := min(capacity(d.opts.PerEndpoint, failing)-inFlight[ep], limit)
+		if room <= 0 {
+			continue
+		}
+		some, err := tx.Delivery.Query().
+			Where(delivery.EndpointID(ep)).
+			Where(waiting(now)...).
+			Order(delivery.ByNextAttemptAt(), delivery.ByCreatedAt(), delivery.ByID()).
+			Limit(room).
+			IDs(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("select waiting deliveries: %w", err)
+		}
+		ids = append(ids, some...)
+	}
+	return ids, nil
 }
 
 // failingEndpoint reports whether an endpoint's last attempt failed, as it
