@@ -44,6 +44,7 @@ func main() {
 		Features: []gen.Feature{
 			gen.FeaturePrivacy,
 			gen.FeatureEntQL,
+			gen.FeatureExecQuery,
 			gen.FeatureIntercept,
 			gen.FeatureLock,
 			gen.FeatureModifier,

@@ -197,6 +197,8 @@ var schemaGraph = func() *sqlgraph.Schema {
 			webhookendpoint.FieldPreviousSecret:          {Type: field.TypeString, Column: webhookendpoint.FieldPreviousSecret},
 			webhookendpoint.FieldPreviousSecretExpiresAt: {Type: field.TypeTime, Column: webhookendpoint.FieldPreviousSecretExpiresAt},
 			webhookendpoint.FieldActive:                  {Type: field.TypeBool, Column: webhookendpoint.FieldActive},
+			webhookendpoint.FieldConsecutiveFailures:     {Type: field.TypeInt, Column: webhookendpoint.FieldConsecutiveFailures},
+			webhookendpoint.FieldBackoffUntil:            {Type: field.TypeTime, Column: webhookendpoint.FieldBackoffUntil},
 		},
 	}
 	graph.MustAddE(
@@ -1145,6 +1147,16 @@ func (f *WebhookEndpointFilter) WherePreviousSecretExpiresAt(p entql.TimeP) {
 // WhereActive applies the entql bool predicate on the active field.
 func (f *WebhookEndpointFilter) WhereActive(p entql.BoolP) {
 	f.Where(p.Field(webhookendpoint.FieldActive))
+}
+
+// WhereConsecutiveFailures applies the entql int predicate on the consecutive_failures field.
+func (f *WebhookEndpointFilter) WhereConsecutiveFailures(p entql.IntP) {
+	f.Where(p.Field(webhookendpoint.FieldConsecutiveFailures))
+}
+
+// WhereBackoffUntil applies the entql time.Time predicate on the backoff_until field.
+func (f *WebhookEndpointFilter) WhereBackoffUntil(p entql.TimeP) {
+	f.Where(p.Field(webhookendpoint.FieldBackoffUntil))
 }
 
 // WhereHasOwner applies a predicate to check if query has an edge owner.

@@ -6055,6 +6055,9 @@ type WebhookEndpointMutation struct {
 	previous_secret            *string
 	previous_secret_expires_at *time.Time
 	active                     *bool
+	consecutive_failures       *int
+	addconsecutive_failures    *int
+	backoff_until              *time.Time
 	clearedFields              map[string]struct{}
 	owner                      *string
 	clearedowner               bool
@@ -6571,6 +6574,111 @@ func (m *WebhookEndpointMutation) ResetActive() {
 	m.active = nil
 }
 
+// SetConsecutiveFailures sets the "consecutive_failures" field.
+func (m *WebhookEndpointMutation) SetConsecutiveFailures(i int) {
+	m.consecutive_failures = &i
+	m.addconsecutive_failures = nil
+}
+
+// ConsecutiveFailures returns the value of the "consecutive_failures" field in the mutation.
+func (m *WebhookEndpointMutation) ConsecutiveFailures() (r int, exists bool) {
+	v := m.consecutive_failures
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldConsecutiveFailures returns the old "consecutive_failures" field's value of the WebhookEndpoint entity.
+// If the WebhookEndpoint object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WebhookEndpointMutation) OldConsecutiveFailures(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldConsecutiveFailures is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldConsecutiveFailures requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldConsecutiveFailures: %w", err)
+	}
+	return oldValue.ConsecutiveFailures, nil
+}
+
+// AddConsecutiveFailures adds i to the "consecutive_failures" field.
+func (m *WebhookEndpointMutation) AddConsecutiveFailures(i int) {
+	if m.addconsecutive_failures != nil {
+		*m.addconsecutive_failures += i
+	} else {
+		m.addconsecutive_failures = &i
+	}
+}
+
+// AddedConsecutiveFailures returns the value that was added to the "consecutive_failures" field in this mutation.
+func (m *WebhookEndpointMutation) AddedConsecutiveFailures() (r int, exists bool) {
+	v := m.addconsecutive_failures
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetConsecutiveFailures resets all changes to the "consecutive_failures" field.
+func (m *WebhookEndpointMutation) ResetConsecutiveFailures() {
+	m.consecutive_failures = nil
+	m.addconsecutive_failures = nil
+}
+
+// SetBackoffUntil sets the "backoff_until" field.
+func (m *WebhookEndpointMutation) SetBackoffUntil(t time.Time) {
+	m.backoff_until = &t
+}
+
+// BackoffUntil returns the value of the "backoff_until" field in the mutation.
+func (m *WebhookEndpointMutation) BackoffUntil() (r time.Time, exists bool) {
+	v := m.backoff_until
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBackoffUntil returns the old "backoff_until" field's value of the WebhookEndpoint entity.
+// If the WebhookEndpoint object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WebhookEndpointMutation) OldBackoffUntil(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBackoffUntil is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBackoffUntil requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBackoffUntil: %w", err)
+	}
+	return oldValue.BackoffUntil, nil
+}
+
+// ClearBackoffUntil clears the value of the "backoff_until" field.
+func (m *WebhookEndpointMutation) ClearBackoffUntil() {
+	m.backoff_until = nil
+	m.clearedFields[webhookendpoint.FieldBackoffUntil] = struct{}{}
+}
+
+// BackoffUntilCleared returns if the "backoff_until" field was cleared in this mutation.
+func (m *WebhookEndpointMutation) BackoffUntilCleared() bool {
+	_, ok := m.clearedFields[webhookendpoint.FieldBackoffUntil]
+	return ok
+}
+
+// ResetBackoffUntil resets all changes to the "backoff_until" field.
+func (m *WebhookEndpointMutation) ResetBackoffUntil() {
+	m.backoff_until = nil
+	delete(m.clearedFields, webhookendpoint.FieldBackoffUntil)
+}
+
 // SetOwnerID sets the "owner" edge to the User entity by id.
 func (m *WebhookEndpointMutation) SetOwnerID(id string) {
 	m.owner = &id
@@ -6699,7 +6807,7 @@ func (m *WebhookEndpointMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *WebhookEndpointMutation) Fields() []string {
-	fields := make([]string, 0, 10)
+	fields := make([]string, 0, 12)
 	if m.created_at != nil {
 		fields = append(fields, webhookendpoint.FieldCreatedAt)
 	}
@@ -6730,6 +6838,12 @@ func (m *WebhookEndpointMutation) Fields() []string {
 	if m.active != nil {
 		fields = append(fields, webhookendpoint.FieldActive)
 	}
+	if m.consecutive_failures != nil {
+		fields = append(fields, webhookendpoint.FieldConsecutiveFailures)
+	}
+	if m.backoff_until != nil {
+		fields = append(fields, webhookendpoint.FieldBackoffUntil)
+	}
 	return fields
 }
 
@@ -6758,6 +6872,10 @@ func (m *WebhookEndpointMutation) Field(name string) (ent.Value, bool) {
 		return m.PreviousSecretExpiresAt()
 	case webhookendpoint.FieldActive:
 		return m.Active()
+	case webhookendpoint.FieldConsecutiveFailures:
+		return m.ConsecutiveFailures()
+	case webhookendpoint.FieldBackoffUntil:
+		return m.BackoffUntil()
 	}
 	return nil, false
 }
@@ -6787,6 +6905,10 @@ func (m *WebhookEndpointMutation) OldField(ctx context.Context, name string) (en
 		return m.OldPreviousSecretExpiresAt(ctx)
 	case webhookendpoint.FieldActive:
 		return m.OldActive(ctx)
+	case webhookendpoint.FieldConsecutiveFailures:
+		return m.OldConsecutiveFailures(ctx)
+	case webhookendpoint.FieldBackoffUntil:
+		return m.OldBackoffUntil(ctx)
 	}
 	return nil, fmt.Errorf("unknown WebhookEndpoint field %s", name)
 }
@@ -6866,6 +6988,20 @@ func (m *WebhookEndpointMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetActive(v)
 		return nil
+	case webhookendpoint.FieldConsecutiveFailures:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetConsecutiveFailures(v)
+		return nil
+	case webhookendpoint.FieldBackoffUntil:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBackoffUntil(v)
+		return nil
 	}
 	return fmt.Errorf("unknown WebhookEndpoint field %s", name)
 }
@@ -6873,13 +7009,21 @@ func (m *WebhookEndpointMutation) SetField(name string, value ent.Value) error {
 // AddedFields returns all numeric fields that were incremented/decremented during
 // this mutation.
 func (m *WebhookEndpointMutation) AddedFields() []string {
-	return nil
+	var fields []string
+	if m.addconsecutive_failures != nil {
+		fields = append(fields, webhookendpoint.FieldConsecutiveFailures)
+	}
+	return fields
 }
 
 // AddedField returns the numeric value that was incremented/decremented on a field
 // with the given name. The second boolean return value indicates that this field
 // was not set, or was not defined in the schema.
 func (m *WebhookEndpointMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case webhookendpoint.FieldConsecutiveFailures:
+		return m.AddedConsecutiveFailures()
+	}
 	return nil, false
 }
 
@@ -6888,6 +7032,13 @@ func (m *WebhookEndpointMutation) AddedField(name string) (ent.Value, bool) {
 // type.
 func (m *WebhookEndpointMutation) AddField(name string, value ent.Value) error {
 	switch name {
+	case webhookendpoint.FieldConsecutiveFailures:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddConsecutiveFailures(v)
+		return nil
 	}
 	return fmt.Errorf("unknown WebhookEndpoint numeric field %s", name)
 }
@@ -6901,6 +7052,9 @@ func (m *WebhookEndpointMutation) ClearedFields() []string {
 	}
 	if m.FieldCleared(webhookendpoint.FieldPreviousSecretExpiresAt) {
 		fields = append(fields, webhookendpoint.FieldPreviousSecretExpiresAt)
+	}
+	if m.FieldCleared(webhookendpoint.FieldBackoffUntil) {
+		fields = append(fields, webhookendpoint.FieldBackoffUntil)
 	}
 	return fields
 }
@@ -6921,6 +7075,9 @@ func (m *WebhookEndpointMutation) ClearField(name string) error {
 		return nil
 	case webhookendpoint.FieldPreviousSecretExpiresAt:
 		m.ClearPreviousSecretExpiresAt()
+		return nil
+	case webhookendpoint.FieldBackoffUntil:
+		m.ClearBackoffUntil()
 		return nil
 	}
 	return fmt.Errorf("unknown WebhookEndpoint nullable field %s", name)
@@ -6959,6 +7116,12 @@ func (m *WebhookEndpointMutation) ResetField(name string) error {
 		return nil
 	case webhookendpoint.FieldActive:
 		m.ResetActive()
+		return nil
+	case webhookendpoint.FieldConsecutiveFailures:
+		m.ResetConsecutiveFailures()
+		return nil
+	case webhookendpoint.FieldBackoffUntil:
+		m.ResetBackoffUntil()
 		return nil
 	}
 	return fmt.Errorf("unknown WebhookEndpoint field %s", name)

@@ -39,6 +39,10 @@ type WebhookEndpoint struct {
 	PreviousSecretExpiresAt *time.Time `json:"previous_secret_expires_at,omitempty"`
 	// Active holds the value of the "active" field.
 	Active bool `json:"active,omitempty"`
+	// ConsecutiveFailures holds the value of the "consecutive_failures" field.
+	ConsecutiveFailures int `json:"consecutive_failures,omitempty"`
+	// BackoffUntil holds the value of the "backoff_until" field.
+	BackoffUntil *time.Time `json:"backoff_until,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the WebhookEndpointQuery when eager-loading is set.
 	Edges        WebhookEndpointEdges `json:"edges"`
@@ -89,9 +93,11 @@ func (*WebhookEndpoint) scanValues(columns []string) ([]any, error) {
 			values[i] = new([]byte)
 		case webhookendpoint.FieldActive:
 			values[i] = new(sql.NullBool)
+		case webhookendpoint.FieldConsecutiveFailures:
+			values[i] = new(sql.NullInt64)
 		case webhookendpoint.FieldID, webhookendpoint.FieldUserID, webhookendpoint.FieldURL, webhookendpoint.FieldDescription, webhookendpoint.FieldSecret, webhookendpoint.FieldPreviousSecret:
 			values[i] = new(sql.NullString)
-		case webhookendpoint.FieldCreatedAt, webhookendpoint.FieldUpdatedAt, webhookendpoint.FieldPreviousSecretExpiresAt:
+		case webhookendpoint.FieldCreatedAt, webhookendpoint.FieldUpdatedAt, webhookendpoint.FieldPreviousSecretExpiresAt, webhookendpoint.FieldBackoffUntil:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -177,6 +183,19 @@ func (_m *WebhookEndpoint) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.Active = value.Bool
 			}
+		case webhookendpoint.FieldConsecutiveFailures:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field consecutive_failures", values[i])
+			} else if value.Valid {
+				_m.ConsecutiveFailures = int(value.Int64)
+			}
+		case webhookendpoint.FieldBackoffUntil:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field backoff_until", values[i])
+			} else if value.Valid {
+				_m.BackoffUntil = new(time.Time)
+				*_m.BackoffUntil = value.Time
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -252,6 +271,14 @@ func (_m *WebhookEndpoint) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("active=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Active))
+	builder.WriteString(", ")
+	builder.WriteString("consecutive_failures=")
+	builder.WriteString(fmt.Sprintf("%v", _m.ConsecutiveFailures))
+	builder.WriteString(", ")
+	if v := _m.BackoffUntil; v != nil {
+		builder.WriteString("backoff_until=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
 	builder.WriteByte(')')
 	return builder.String()
 }

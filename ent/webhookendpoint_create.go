@@ -133,6 +133,34 @@ func (_c *WebhookEndpointCreate) SetNillableActive(v *bool) *WebhookEndpointCrea
 	return _c
 }
 
+// SetConsecutiveFailures sets the "consecutive_failures" field.
+func (_c *WebhookEndpointCreate) SetConsecutiveFailures(v int) *WebhookEndpointCreate {
+	_c.mutation.SetConsecutiveFailures(v)
+	return _c
+}
+
+// SetNillableConsecutiveFailures sets the "consecutive_failures" field if the given value is not nil.
+func (_c *WebhookEndpointCreate) SetNillableConsecutiveFailures(v *int) *WebhookEndpointCreate {
+	if v != nil {
+		_c.SetConsecutiveFailures(*v)
+	}
+	return _c
+}
+
+// SetBackoffUntil sets the "backoff_until" field.
+func (_c *WebhookEndpointCreate) SetBackoffUntil(v time.Time) *WebhookEndpointCreate {
+	_c.mutation.SetBackoffUntil(v)
+	return _c
+}
+
+// SetNillableBackoffUntil sets the "backoff_until" field if the given value is not nil.
+func (_c *WebhookEndpointCreate) SetNillableBackoffUntil(v *time.Time) *WebhookEndpointCreate {
+	if v != nil {
+		_c.SetBackoffUntil(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *WebhookEndpointCreate) SetID(v string) *WebhookEndpointCreate {
 	_c.mutation.SetID(v)
@@ -236,6 +264,10 @@ func (_c *WebhookEndpointCreate) defaults() error {
 		v := webhookendpoint.DefaultActive
 		_c.mutation.SetActive(v)
 	}
+	if _, ok := _c.mutation.ConsecutiveFailures(); !ok {
+		v := webhookendpoint.DefaultConsecutiveFailures
+		_c.mutation.SetConsecutiveFailures(v)
+	}
 	if _, ok := _c.mutation.ID(); !ok {
 		if webhookendpoint.DefaultID == nil {
 			return fmt.Errorf("ent: uninitialized webhookendpoint.DefaultID (forgotten import ent/runtime?)")
@@ -271,6 +303,9 @@ func (_c *WebhookEndpointCreate) check() error {
 	}
 	if _, ok := _c.mutation.Active(); !ok {
 		return &ValidationError{Name: "active", err: errors.New(`ent: missing required field "WebhookEndpoint.active"`)}
+	}
+	if _, ok := _c.mutation.ConsecutiveFailures(); !ok {
+		return &ValidationError{Name: "consecutive_failures", err: errors.New(`ent: missing required field "WebhookEndpoint.consecutive_failures"`)}
 	}
 	if v, ok := _c.mutation.ID(); ok {
 		if err := webhookendpoint.IDValidator(v); err != nil {
@@ -351,6 +386,14 @@ func (_c *WebhookEndpointCreate) createSpec() (*WebhookEndpoint, *sqlgraph.Creat
 	if value, ok := _c.mutation.Active(); ok {
 		_spec.SetField(webhookendpoint.FieldActive, field.TypeBool, value)
 		_node.Active = value
+	}
+	if value, ok := _c.mutation.ConsecutiveFailures(); ok {
+		_spec.SetField(webhookendpoint.FieldConsecutiveFailures, field.TypeInt, value)
+		_node.ConsecutiveFailures = value
+	}
+	if value, ok := _c.mutation.BackoffUntil(); ok {
+		_spec.SetField(webhookendpoint.FieldBackoffUntil, field.TypeTime, value)
+		_node.BackoffUntil = &value
 	}
 	if nodes := _c.mutation.OwnerIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
@@ -545,6 +588,42 @@ func (u *WebhookEndpointUpsert) UpdateActive() *WebhookEndpointUpsert {
 	return u
 }
 
+// SetConsecutiveFailures sets the "consecutive_failures" field.
+func (u *WebhookEndpointUpsert) SetConsecutiveFailures(v int) *WebhookEndpointUpsert {
+	u.Set(webhookendpoint.FieldConsecutiveFailures, v)
+	return u
+}
+
+// UpdateConsecutiveFailures sets the "consecutive_failures" field to the value that was provided on create.
+func (u *WebhookEndpointUpsert) UpdateConsecutiveFailures() *WebhookEndpointUpsert {
+	u.SetExcluded(webhookendpoint.FieldConsecutiveFailures)
+	return u
+}
+
+// AddConsecutiveFailures adds v to the "consecutive_failures" field.
+func (u *WebhookEndpointUpsert) AddConsecutiveFailures(v int) *WebhookEndpointUpsert {
+	u.Add(webhookendpoint.FieldConsecutiveFailures, v)
+	return u
+}
+
+// SetBackoffUntil sets the "backoff_until" field.
+func (u *WebhookEndpointUpsert) SetBackoffUntil(v time.Time) *WebhookEndpointUpsert {
+	u.Set(webhookendpoint.FieldBackoffUntil, v)
+	return u
+}
+
+// UpdateBackoffUntil sets the "backoff_until" field to the value that was provided on create.
+func (u *WebhookEndpointUpsert) UpdateBackoffUntil() *WebhookEndpointUpsert {
+	u.SetExcluded(webhookendpoint.FieldBackoffUntil)
+	return u
+}
+
+// ClearBackoffUntil clears the value of the "backoff_until" field.
+func (u *WebhookEndpointUpsert) ClearBackoffUntil() *WebhookEndpointUpsert {
+	u.SetNull(webhookendpoint.FieldBackoffUntil)
+	return u
+}
+
 // UpdateNewValues updates the mutable fields using the new values that were set on create except the ID field.
 // Using this option is equivalent to using:
 //
@@ -722,6 +801,48 @@ func (u *WebhookEndpointUpsertOne) SetActive(v bool) *WebhookEndpointUpsertOne {
 func (u *WebhookEndpointUpsertOne) UpdateActive() *WebhookEndpointUpsertOne {
 	return u.Update(func(s *WebhookEndpointUpsert) {
 		s.UpdateActive()
+	})
+}
+
+// SetConsecutiveFailures sets the "consecutive_failures" field.
+func (u *WebhookEndpointUpsertOne) SetConsecutiveFailures(v int) *WebhookEndpointUpsertOne {
+	return u.Update(func(s *WebhookEndpointUpsert) {
+		s.SetConsecutiveFailures(v)
+	})
+}
+
+// AddConsecutiveFailures adds v to the "consecutive_failures" field.
+func (u *WebhookEndpointUpsertOne) AddConsecutiveFailures(v int) *WebhookEndpointUpsertOne {
+	return u.Update(func(s *WebhookEndpointUpsert) {
+		s.AddConsecutiveFailures(v)
+	})
+}
+
+// UpdateConsecutiveFailures sets the "consecutive_failures" field to the value that was provided on create.
+func (u *WebhookEndpointUpsertOne) UpdateConsecutiveFailures() *WebhookEndpointUpsertOne {
+	return u.Update(func(s *WebhookEndpointUpsert) {
+		s.UpdateConsecutiveFailures()
+	})
+}
+
+// SetBackoffUntil sets the "backoff_until" field.
+func (u *WebhookEndpointUpsertOne) SetBackoffUntil(v time.Time) *WebhookEndpointUpsertOne {
+	return u.Update(func(s *WebhookEndpointUpsert) {
+		s.SetBackoffUntil(v)
+	})
+}
+
+// UpdateBackoffUntil sets the "backoff_until" field to the value that was provided on create.
+func (u *WebhookEndpointUpsertOne) UpdateBackoffUntil() *WebhookEndpointUpsertOne {
+	return u.Update(func(s *WebhookEndpointUpsert) {
+		s.UpdateBackoffUntil()
+	})
+}
+
+// ClearBackoffUntil clears the value of the "backoff_until" field.
+func (u *WebhookEndpointUpsertOne) ClearBackoffUntil() *WebhookEndpointUpsertOne {
+	return u.Update(func(s *WebhookEndpointUpsert) {
+		s.ClearBackoffUntil()
 	})
 }
 
@@ -1069,6 +1190,48 @@ func (u *WebhookEndpointUpsertBulk) SetActive(v bool) *WebhookEndpointUpsertBulk
 func (u *WebhookEndpointUpsertBulk) UpdateActive() *WebhookEndpointUpsertBulk {
 	return u.Update(func(s *WebhookEndpointUpsert) {
 		s.UpdateActive()
+	})
+}
+
+// SetConsecutiveFailures sets the "consecutive_failures" field.
+func (u *WebhookEndpointUpsertBulk) SetConsecutiveFailures(v int) *WebhookEndpointUpsertBulk {
+	return u.Update(func(s *WebhookEndpointUpsert) {
+		s.SetConsecutiveFailures(v)
+	})
+}
+
+// AddConsecutiveFailures adds v to the "consecutive_failures" field.
+func (u *WebhookEndpointUpsertBulk) AddConsecutiveFailures(v int) *WebhookEndpointUpsertBulk {
+	return u.Update(func(s *WebhookEndpointUpsert) {
+		s.AddConsecutiveFailures(v)
+	})
+}
+
+// UpdateConsecutiveFailures sets the "consecutive_failures" field to the value that was provided on create.
+func (u *WebhookEndpointUpsertBulk) UpdateConsecutiveFailures() *WebhookEndpointUpsertBulk {
+	return u.Update(func(s *WebhookEndpointUpsert) {
+		s.UpdateConsecutiveFailures()
+	})
+}
+
+// SetBackoffUntil sets the "backoff_until" field.
+func (u *WebhookEndpointUpsertBulk) SetBackoffUntil(v time.Time) *WebhookEndpointUpsertBulk {
+	return u.Update(func(s *WebhookEndpointUpsert) {
+		s.SetBackoffUntil(v)
+	})
+}
+
+// UpdateBackoffUntil sets the "backoff_until" field to the value that was provided on create.
+func (u *WebhookEndpointUpsertBulk) UpdateBackoffUntil() *WebhookEndpointUpsertBulk {
+	return u.Update(func(s *WebhookEndpointUpsert) {
+		s.UpdateBackoffUntil()
+	})
+}
+
+// ClearBackoffUntil clears the value of the "backoff_until" field.
+func (u *WebhookEndpointUpsertBulk) ClearBackoffUntil() *WebhookEndpointUpsertBulk {
+	return u.Update(func(s *WebhookEndpointUpsert) {
+		s.ClearBackoffUntil()
 	})
 }
 

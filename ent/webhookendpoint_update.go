@@ -145,6 +145,47 @@ func (_u *WebhookEndpointUpdate) SetNillableActive(v *bool) *WebhookEndpointUpda
 	return _u
 }
 
+// SetConsecutiveFailures sets the "consecutive_failures" field.
+func (_u *WebhookEndpointUpdate) SetConsecutiveFailures(v int) *WebhookEndpointUpdate {
+	_u.mutation.ResetConsecutiveFailures()
+	_u.mutation.SetConsecutiveFailures(v)
+	return _u
+}
+
+// SetNillableConsecutiveFailures sets the "consecutive_failures" field if the given value is not nil.
+func (_u *WebhookEndpointUpdate) SetNillableConsecutiveFailures(v *int) *WebhookEndpointUpdate {
+	if v != nil {
+		_u.SetConsecutiveFailures(*v)
+	}
+	return _u
+}
+
+// AddConsecutiveFailures adds value to the "consecutive_failures" field.
+func (_u *WebhookEndpointUpdate) AddConsecutiveFailures(v int) *WebhookEndpointUpdate {
+	_u.mutation.AddConsecutiveFailures(v)
+	return _u
+}
+
+// SetBackoffUntil sets the "backoff_until" field.
+func (_u *WebhookEndpointUpdate) SetBackoffUntil(v time.Time) *WebhookEndpointUpdate {
+	_u.mutation.SetBackoffUntil(v)
+	return _u
+}
+
+// SetNillableBackoffUntil sets the "backoff_until" field if the given value is not nil.
+func (_u *WebhookEndpointUpdate) SetNillableBackoffUntil(v *time.Time) *WebhookEndpointUpdate {
+	if v != nil {
+		_u.SetBackoffUntil(*v)
+	}
+	return _u
+}
+
+// ClearBackoffUntil clears the value of the "backoff_until" field.
+func (_u *WebhookEndpointUpdate) ClearBackoffUntil() *WebhookEndpointUpdate {
+	_u.mutation.ClearBackoffUntil()
+	return _u
+}
+
 // AddDeliveryIDs adds the "deliveries" edge to the Delivery entity by IDs.
 func (_u *WebhookEndpointUpdate) AddDeliveryIDs(ids ...string) *WebhookEndpointUpdate {
 	_u.mutation.AddDeliveryIDs(ids...)
@@ -288,6 +329,18 @@ func (_u *WebhookEndpointUpdate) sqlSave(ctx context.Context) (_node int, err er
 	}
 	if value, ok := _u.mutation.Active(); ok {
 		_spec.SetField(webhookendpoint.FieldActive, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.ConsecutiveFailures(); ok {
+		_spec.SetField(webhookendpoint.FieldConsecutiveFailures, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedConsecutiveFailures(); ok {
+		_spec.AddField(webhookendpoint.FieldConsecutiveFailures, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.BackoffUntil(); ok {
+		_spec.SetField(webhookendpoint.FieldBackoffUntil, field.TypeTime, value)
+	}
+	if _u.mutation.BackoffUntilCleared() {
+		_spec.ClearField(webhookendpoint.FieldBackoffUntil, field.TypeTime)
 	}
 	if _u.mutation.DeliveriesCleared() {
 		edge := &sqlgraph.EdgeSpec{
@@ -470,6 +523,47 @@ func (_u *WebhookEndpointUpdateOne) SetNillableActive(v *bool) *WebhookEndpointU
 	return _u
 }
 
+// SetConsecutiveFailures sets the "consecutive_failures" field.
+func (_u *WebhookEndpointUpdateOne) SetConsecutiveFailures(v int) *WebhookEndpointUpdateOne {
+	_u.mutation.ResetConsecutiveFailures()
+	_u.mutation.SetConsecutiveFailures(v)
+	return _u
+}
+
+// SetNillableConsecutiveFailures sets the "consecutive_failures" field if the given value is not nil.
+func (_u *WebhookEndpointUpdateOne) SetNillableConsecutiveFailures(v *int) *WebhookEndpointUpdateOne {
+	if v != nil {
+		_u.SetConsecutiveFailures(*v)
+	}
+	return _u
+}
+
+// AddConsecutiveFailures adds value to the "consecutive_failures" field.
+func (_u *WebhookEndpointUpdateOne) AddConsecutiveFailures(v int) *WebhookEndpointUpdateOne {
+	_u.mutation.AddConsecutiveFailures(v)
+	return _u
+}
+
+// SetBackoffUntil sets the "backoff_until" field.
+func (_u *WebhookEndpointUpdateOne) SetBackoffUntil(v time.Time) *WebhookEndpointUpdateOne {
+	_u.mutation.SetBackoffUntil(v)
+	return _u
+}
+
+// SetNillableBackoffUntil sets the "backoff_until" field if the given value is not nil.
+func (_u *WebhookEndpointUpdateOne) SetNillableBackoffUntil(v *time.Time) *WebhookEndpointUpdateOne {
+	if v != nil {
+		_u.SetBackoffUntil(*v)
+	}
+	return _u
+}
+
+// ClearBackoffUntil clears the value of the "backoff_until" field.
+func (_u *WebhookEndpointUpdateOne) ClearBackoffUntil() *WebhookEndpointUpdateOne {
+	_u.mutation.ClearBackoffUntil()
+	return _u
+}
+
 // AddDeliveryIDs adds the "deliveries" edge to the Delivery entity by IDs.
 func (_u *WebhookEndpointUpdateOne) AddDeliveryIDs(ids ...string) *WebhookEndpointUpdateOne {
 	_u.mutation.AddDeliveryIDs(ids...)
@@ -643,6 +737,18 @@ func (_u *WebhookEndpointUpdateOne) sqlSave(ctx context.Context) (_node *Webhook
 	}
 	if value, ok := _u.mutation.Active(); ok {
 		_spec.SetField(webhookendpoint.FieldActive, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.ConsecutiveFailures(); ok {
+		_spec.SetField(webhookendpoint.FieldConsecutiveFailures, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedConsecutiveFailures(); ok {
+		_spec.AddField(webhookendpoint.FieldConsecutiveFailures, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.BackoffUntil(); ok {
+		_spec.SetField(webhookendpoint.FieldBackoffUntil, field.TypeTime, value)
+	}
+	if _u.mutation.BackoffUntilCleared() {
+		_spec.ClearField(webhookendpoint.FieldBackoffUntil, field.TypeTime)
 	}
 	if _u.mutation.DeliveriesCleared() {
 		edge := &sqlgraph.EdgeSpec{

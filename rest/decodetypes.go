@@ -2,6 +2,7 @@ package rest
 
 import (
 	"encoding/json"
+	"time"
 
 	"github.com/acme/itemsvc/internal/apperr"
 )
@@ -30,4 +31,21 @@ func (o object) boolean(name string) (*bool, error) {
 		return nil, apperr.Validation(name, "must be true or false")
 	}
 	return b, nil
+}
+
+// timestamp returns an RFC 3339 date-time field, nil when absent.
+func (o object) timestamp(name string) (*time.Time, error) {
+	raw, ok := o[name]
+	if !ok {
+		return nil, nil
+	}
+	var s *string
+	if err := json.Unmarshal(raw, &s); err != nil || s == nil {
+		return nil, apperr.Validation(name, "must be an RFC 3339 timestamp, such as 2026-11-20T08:00:00Z")
+	}
+	t, err := time.Parse(time.RFC3339Nano, *s)
+	if err != nil {
+		return nil, apperr.Validation(name, "must be an RFC 3339 timestamp, such as 2026-11-20T08:00:00Z")
+	}
+	return &t, nil
 }

@@ -13,7 +13,7 @@ import (
 // as it got it (read-only, ignored).
 var (
 	webhookFields         = []string{"url", "description", "events", "active"}
-	webhookReadOnlyFields = []string{"id", "user_id", "created_at", "updated_at", "previous_secret_expires_at"}
+	webhookReadOnlyFields = []string{"id", "user_id", "created_at", "updated_at", "previous_secret_expires_at", "consecutive_failures", "backoff_until"}
 )
 
 type webhooks struct{ svc *service.Service }
@@ -29,6 +29,7 @@ func bindWebhooks(g *gin.RouterGroup, svc *service.Service) {
 	g.POST("/webhooks/:id/rotate-secret", h.rotate)
 	g.GET("/webhooks/:id/deliveries", h.deliveries)
 	g.POST("/webhooks/:id/deliveries/:delivery_id/retry", h.retry)
+	g.POST("/webhooks/:id/recover", h.recover)
 }
 
 func (h webhooks) list(c *gin.Context) {
@@ -126,6 +127,30 @@ func (h webhooks) retry(c *gin.Context) {
 		return
 	}
 	renderData(c, http.StatusOK, resource.NewDelivery(d))
+}
+
+func (h webhooks) recover(c *gin.Context) {
+	body, err := decodeObject(c)
+	if err != nil {
+		renderError(c, err)
+		return
+	}
+	if err := body.allow([]string{"since"}); err != nil {
+		renderError(c, err)
+		return
+	}
+	since, err := body.timestamp("since")
+	if err != nil {
+		renderError(c, err)
+		return
+	}
+	id := c.Param("id")
+	n, err := h.svc.RecoverDeliveries(c.Request.Context(), id, since)
+	if err != nil {
+		renderError(c, err)
+		return
+	}
+	renderData(c, http.StatusOK, resource.NewRecovery(id, *since, n))
 }
 
 // webhookInput decodes a webhook body; ignored names fields that are dropped

@@ -78,6 +78,16 @@ var (
 				Unique:  false,
 				Columns: []*schema.Column{DeliveriesColumns[11], DeliveriesColumns[1]},
 			},
+			{
+				Name:    "delivery_endpoint_id_state_next_attempt_at",
+				Unique:  false,
+				Columns: []*schema.Column{DeliveriesColumns[11], DeliveriesColumns[3], DeliveriesColumns[5]},
+			},
+			{
+				Name:    "delivery_endpoint_id_claimed_until",
+				Unique:  false,
+				Columns: []*schema.Column{DeliveriesColumns[11], DeliveriesColumns[6]},
+			},
 		},
 	}
 	// DeliveryAttemptsColumns holds the columns for the "delivery_attempts" table.
@@ -252,6 +262,8 @@ var (
 		{Name: "previous_secret", Type: field.TypeString, Nullable: true},
 		{Name: "previous_secret_expires_at", Type: field.TypeTime, Nullable: true},
 		{Name: "active", Type: field.TypeBool, Default: true},
+		{Name: "consecutive_failures", Type: field.TypeInt, Default: 0},
+		{Name: "backoff_until", Type: field.TypeTime, Nullable: true},
 		{Name: "user_id", Type: field.TypeString},
 	}
 	// WebhookEndpointsTable holds the schema information for the "webhook_endpoints" table.
@@ -262,7 +274,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "webhook_endpoints_users_webhook_endpoints",
-				Columns:    []*schema.Column{WebhookEndpointsColumns[10]},
+				Columns:    []*schema.Column{WebhookEndpointsColumns[12]},
 				RefColumns: []*schema.Column{UsersColumns[0]},
 				OnDelete:   schema.NoAction,
 			},

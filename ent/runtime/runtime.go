@@ -351,6 +351,10 @@ func init() {
 	webhookendpointDescActive := webhookendpointFields[7].Descriptor()
 	// webhookendpoint.DefaultActive holds the default value on creation for the active field.
 	webhookendpoint.DefaultActive = webhookendpointDescActive.Default.(bool)
+	// webhookendpointDescConsecutiveFailures is the schema descriptor for consecutive_failures field.
+	webhookendpointDescConsecutiveFailures := webhookendpointFields[8].Descriptor()
+	// webhookendpoint.DefaultConsecutiveFailures holds the default value on creation for the consecutive_failures field.
+	webhookendpoint.DefaultConsecutiveFailures = webhookendpointDescConsecutiveFailures.Default.(int)
 	// webhookendpointDescID is the schema descriptor for id field.
 	webhookendpointDescID := webhookendpointMixinFields0[0].Descriptor()
 	// webhookendpoint.DefaultID holds the default value on creation for the id field.

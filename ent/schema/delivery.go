@@ -79,6 +79,10 @@ func (Delivery) Indexes() []ent.Index {
 	return []ent.Index{
 		index.Fields("state", "next_attempt_at"),
 		index.Fields("endpoint_id", "created_at"),
+		// Per endpoint: the next waiting deliveries, bulk recovery, and the
+		// attempts in flight (claimed_until), which claims count.
+		index.Fields("endpoint_id", "state", "next_attempt_at"),
+		index.Fields("endpoint_id", "claimed_until"),
 	}
 }
 

@@ -47,8 +47,20 @@ func (WebhookEndpoint) Fields() []ent.Field {
 		field.Time("previous_secret_expires_at").
 			Optional().
 			Nillable(),
+		// false pauses the endpoint: its events wait as pending deliveries.
 		field.Bool("active").
 			Default(true),
+		// Attempts that failed in a row, whatever their delivery; the first
+		// success resets it. While it is above zero the endpoint gets one
+		// attempt at a time, and at the breaker's threshold it backs off.
+		field.Int("consecutive_failures").
+			Default(0),
+		// The circuit breaker: until then none of the endpoint's deliveries
+		// is claimed. Set when the failures reach the threshold, each further
+		// failure doubling the pause.
+		field.Time("backoff_until").
+			Optional().
+			Nillable(),
 	}
 }
 

@@ -35,6 +35,10 @@ const (
 	FieldPreviousSecretExpiresAt = "previous_secret_expires_at"
 	// FieldActive holds the string denoting the active field in the database.
 	FieldActive = "active"
+	// FieldConsecutiveFailures holds the string denoting the consecutive_failures field in the database.
+	FieldConsecutiveFailures = "consecutive_failures"
+	// FieldBackoffUntil holds the string denoting the backoff_until field in the database.
+	FieldBackoffUntil = "backoff_until"
 	// EdgeOwner holds the string denoting the owner edge name in mutations.
 	EdgeOwner = "owner"
 	// EdgeDeliveries holds the string denoting the deliveries edge name in mutations.
@@ -70,6 +74,8 @@ var Columns = []string{
 	FieldPreviousSecret,
 	FieldPreviousSecretExpiresAt,
 	FieldActive,
+	FieldConsecutiveFailures,
+	FieldBackoffUntil,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -102,6 +108,8 @@ var (
 	DefaultEvents []string
 	// DefaultActive holds the default value on creation for the "active" field.
 	DefaultActive bool
+	// DefaultConsecutiveFailures holds the default value on creation for the "consecutive_failures" field.
+	DefaultConsecutiveFailures int
 	// DefaultID holds the default value on creation for the "id" field.
 	DefaultID func() string
 	// IDValidator is a validator for the "id" field. It is called by the builders before save.
@@ -159,6 +167,16 @@ func ByPreviousSecretExpiresAt(opts ...sql.OrderTermOption) OrderOption {
 // ByActive orders the results by the active field.
 func ByActive(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldActive, opts...).ToFunc()
+}
+
+// ByConsecutiveFailures orders the results by the consecutive_failures field.
+func ByConsecutiveFailures(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldConsecutiveFailures, opts...).ToFunc()
+}
+
+// ByBackoffUntil orders the results by the backoff_until field.
+func ByBackoffUntil(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldBackoffUntil, opts...).ToFunc()
 }
 
 // ByOwnerField orders the results by owner field.

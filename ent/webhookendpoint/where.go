@@ -110,6 +110,16 @@ func Active(v bool) predicate.WebhookEndpoint {
 	return predicate.WebhookEndpoint(sql.FieldEQ(FieldActive, v))
 }
 
+// ConsecutiveFailures applies equality check predicate on the "consecutive_failures" field. It's identical to ConsecutiveFailuresEQ.
+func ConsecutiveFailures(v int) predicate.WebhookEndpoint {
+	return predicate.WebhookEndpoint(sql.FieldEQ(FieldConsecutiveFailures, v))
+}
+
+// BackoffUntil applies equality check predicate on the "backoff_until" field. It's identical to BackoffUntilEQ.
+func BackoffUntil(v time.Time) predicate.WebhookEndpoint {
+	return predicate.WebhookEndpoint(sql.FieldEQ(FieldBackoffUntil, v))
+}
+
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.
 func CreatedAtEQ(v time.Time) predicate.WebhookEndpoint {
 	return predicate.WebhookEndpoint(sql.FieldEQ(FieldCreatedAt, v))
@@ -583,6 +593,96 @@ func ActiveEQ(v bool) predicate.WebhookEndpoint {
 // ActiveNEQ applies the NEQ predicate on the "active" field.
 func ActiveNEQ(v bool) predicate.WebhookEndpoint {
 	return predicate.WebhookEndpoint(sql.FieldNEQ(FieldActive, v))
+}
+
+// ConsecutiveFailuresEQ applies the EQ predicate on the "consecutive_failures" field.
+func ConsecutiveFailuresEQ(v int) predicate.WebhookEndpoint {
+	return predicate.WebhookEndpoint(sql.FieldEQ(FieldConsecutiveFailures, v))
+}
+
+// ConsecutiveFailuresNEQ applies the NEQ predicate on the "consecutive_failures" field.
+func ConsecutiveFailuresNEQ(v int) predicate.WebhookEndpoint {
+	return predicate.WebhookEndpoint(sql.FieldNEQ(FieldConsecutiveFailures, v))
+}
+
+// ConsecutiveFailuresIn applies the In predicate on the "consecutive_failures" field.
+func ConsecutiveFailuresIn(vs ...int) predicate.WebhookEndpoint {
+	return predicate.WebhookEndpoint(sql.FieldIn(FieldConsecutiveFailures, vs...))
+}
+
+// ConsecutiveFailuresNotIn applies the NotIn predicate on the "consecutive_failures" field.
+func ConsecutiveFailuresNotIn(vs ...int) predicate.WebhookEndpoint {
+	return predicate.WebhookEndpoint(sql.FieldNotIn(FieldConsecutiveFailures, vs...))
+}
+
+// ConsecutiveFailuresGT applies the GT predicate on the "consecutive_failures" field.
+func ConsecutiveFailuresGT(v int) predicate.WebhookEndpoint {
+	return predicate.WebhookEndpoint(sql.FieldGT(FieldConsecutiveFailures, v))
+}
+
+// ConsecutiveFailuresGTE applies the GTE predicate on the "consecutive_failures" field.
+func ConsecutiveFailuresGTE(v int) predicate.WebhookEndpoint {
+	return predicate.WebhookEndpoint(sql.FieldGTE(FieldConsecutiveFailures, v))
+}
+
+// ConsecutiveFailuresLT applies the LT predicate on the "consecutive_failures" field.
+func ConsecutiveFailuresLT(v int) predicate.WebhookEndpoint {
+	return predicate.WebhookEndpoint(sql.FieldLT(FieldConsecutiveFailures, v))
+}
+
+// ConsecutiveFailuresLTE applies the LTE predicate on the "consecutive_failures" field.
+func ConsecutiveFailuresLTE(v int) predicate.WebhookEndpoint {
+	return predicate.WebhookEndpoint(sql.FieldLTE(FieldConsecutiveFailures, v))
+}
+
+// BackoffUntilEQ applies the EQ predicate on the "backoff_until" field.
+func BackoffUntilEQ(v time.Time) predicate.WebhookEndpoint {
+	return predicate.WebhookEndpoint(sql.FieldEQ(FieldBackoffUntil, v))
+}
+
+// BackoffUntilNEQ applies the NEQ predicate on the "backoff_until" field.
+func BackoffUntilNEQ(v time.Time) predicate.WebhookEndpoint {
+	return predicate.WebhookEndpoint(sql.FieldNEQ(FieldBackoffUntil, v))
+}
+
+// BackoffUntilIn applies the In predicate on the "backoff_until" field.
+func BackoffUntilIn(vs ...time.Time) predicate.WebhookEndpoint {
+	return predicate.WebhookEndpoint(sql.FieldIn(FieldBackoffUntil, vs...))
+}
+
+// BackoffUntilNotIn applies the NotIn predicate on the "backoff_until" field.
+func BackoffUntilNotIn(vs ...time.Time) predicate.WebhookEndpoint {
+	return predicate.WebhookEndpoint(sql.FieldNotIn(FieldBackoffUntil, vs...))
+}
+
+// BackoffUntilGT applies the GT predicate on the "backoff_until" field.
+func BackoffUntilGT(v time.Time) predicate.WebhookEndpoint {
+	return predicate.WebhookEndpoint(sql.FieldGT(FieldBackoffUntil, v))
+}
+
+// BackoffUntilGTE applies the GTE predicate on the "backoff_until" field.
+func BackoffUntilGTE(v time.Time) predicate.WebhookEndpoint {
+	return predicate.WebhookEndpoint(sql.FieldGTE(FieldBackoffUntil, v))
+}
+
+// BackoffUntilLT applies the LT predicate on the "backoff_until" field.
+func BackoffUntilLT(v time.Time) predicate.WebhookEndpoint {
+	return predicate.WebhookEndpoint(sql.FieldLT(FieldBackoffUntil, v))
+}
+
+// BackoffUntilLTE applies the LTE predicate on the "backoff_until" field.
+func BackoffUntilLTE(v time.Time) predicate.WebhookEndpoint {
+	return predicate.WebhookEndpoint(sql.FieldLTE(FieldBackoffUntil, v))
+}
+
+// BackoffUntilIsNil applies the IsNil predicate on the "backoff_until" field.
+func BackoffUntilIsNil() predicate.WebhookEndpoint {
+	return predicate.WebhookEndpoint(sql.FieldIsNull(FieldBackoffUntil))
+}
+
+// BackoffUntilNotNil applies the NotNil predicate on the "backoff_until" field.
+func BackoffUntilNotNil() predicate.WebhookEndpoint {
+	return predicate.WebhookEndpoint(sql.FieldNotNull(FieldBackoffUntil))
 }
 
 // HasOwner applies the HasEdge predicate on the "owner" edge.

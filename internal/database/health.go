@@ -3,6 +3,7 @@ package database
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -101,6 +102,20 @@ func (t watchedTx) Exec(ctx context.Context, query string, args, v any) error {
 	err := t.Tx.Exec(ctx, query, args, v)
 	t.health.note(err)
 	return err
+}
+
+// ExecContext runs a statement ent has no builder for (the generated
+// Tx.ExecContext: PostgreSQL's advisory locks), noting failures like Exec.
+func (t watchedTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	ex, ok := t.Tx.(interface {
+		ExecContext(context.Context, string, ...any) (sql.Result, error)
+	})
+	if !ok {
+		return nil, errors.New("the transaction runs no raw statements")
+	}
+	res, err := ex.ExecContext(ctx, query, args...)
+	t.health.note(err)
+	return res, err
 }
 
 // Commit implements driver.Tx: a commit that succeeds proves the database

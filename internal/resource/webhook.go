@@ -20,8 +20,14 @@ type Webhook struct {
 	// PreviousSecretExpiresAt is when the secret replaced by the last
 	// rotation stops signing; absent when none is signing.
 	PreviousSecretExpiresAt *time.Time `json:"previous_secret_expires_at"`
-	CreatedAt               time.Time  `json:"created_at"`
-	UpdatedAt               time.Time  `json:"updated_at"`
+	// ConsecutiveFailures counts the attempts that failed in a row; while
+	// above zero the endpoint gets one attempt at a time.
+	ConsecutiveFailures int `json:"consecutive_failures"`
+	// BackoffUntil is when the circuit breaker lets attempts through again;
+	// absent when it is not holding the endpoint's deliveries.
+	BackoffUntil *time.Time `json:"backoff_until"`
+	CreatedAt    time.Time  `json:"created_at"`
+	UpdatedAt    time.Time  `json:"updated_at"`
 }
 
 // NewWebhook renders an endpoint without its secret.
@@ -43,6 +49,11 @@ func NewWebhook(ep *ent.WebhookEndpoint) Webhook {
 	if t := ep.PreviousSecretExpiresAt; t != nil && ep.PreviousSecret != "" && time.Now().Before(*t) {
 		u := t.UTC()
 		w.PreviousSecretExpiresAt = &u
+	}
+	w.ConsecutiveFailures = ep.ConsecutiveFailures
+	if t := ep.BackoffUntil; t != nil && time.Now().Before(*t) {
+		u := t.UTC()
+		w.BackoffUntil = &u
 	}
 	return w
 }
@@ -132,4 +143,17 @@ func NewDeliveries(ds []*ent.Delivery) []Delivery {
 		out[i] = NewDelivery(d)
 	}
 	return out
+}
+
+// Recovery is the answer to a bulk recovery: how many failed deliveries of
+// the webhook, created at or after Since, were made pending again.
+type Recovery struct {
+	WebhookID string    `json:"webhook_id"`
+	Since     time.Time `json:"since"`
+	Requeued  int       `json:"requeued"`
+}
+
+// NewRecovery renders the result of a bulk recovery.
+func NewRecovery(webhookID string, since time.Time, requeued int) Recovery {
+	return Recovery{WebhookID: webhookID, Since: since.UTC(), Requeued: requeued}
 }

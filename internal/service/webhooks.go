@@ -252,7 +252,8 @@ func (s *Service) SealWebhookSecrets(ctx context.Context) (int, error) {
 }
 
 // UpdateWebhook changes the fields present in the input. Turning an endpoint
-// back on (active: true) resumes the deliveries that waited for it.
+// back on (active: true) resumes the deliveries that waited for it, in the
+// order they were created, and lifts the circuit breaker's pause.
 func (s *Service) UpdateWebhook(ctx context.Context, id string, in WebhookInput) (*ent.WebhookEndpoint, error) {
 	if _, err := requireViewer(ctx); err != nil {
 		return nil, err
@@ -278,6 +279,9 @@ func (s *Service) UpdateWebhook(ctx context.Context, id string, in WebhookInput)
 		}
 		if in.Active != nil {
 			u.SetActive(*in.Active)
+			if *in.Active && !cur.Active {
+				u.ClearBackoffUntil()
+			}
 		}
 		ep, err = u.Save(ctx)
 		return err
@@ -285,7 +289,18 @@ func (s *Service) UpdateWebhook(ctx context.Context, id string, in WebhookInput)
 	if err != nil {
 		return nil, fmt.Errorf("update webhook: %w", err)
 	}
+	if in.Active != nil && *in.Active {
+		s.wakeDispatcher()
+	}
 	return ep, nil
+}
+
+// wakeDispatcher tells the webhook dispatcher that deliveries became due,
+// rather than leaving them to its poll.
+func (s *Service) wakeDispatcher() {
+	if s.opts.OnCommit != nil {
+		s.opts.OnCommit()
+	}
 }
 
 // DeleteWebhook removes an endpoint with its deliveries and their log; an
@@ -416,7 +431,8 @@ func (s *Service) loadAttempts(ctx context.Context, ds ...*ent.Delivery) error {
 
 // RetryDelivery schedules a delivery to be sent again now: a failed one gets
 // one more attempt, a succeeded one is sent again (receivers deduplicate on
-// webhook-id). A delivery being attempted right now is left as it is.
+// webhook-id), and the circuit breaker's pause is lifted. A delivery being
+// attempted right now is left as it is.
 func (s *Service) RetryDelivery(ctx context.Context, webhookID, deliveryID string) (*ent.Delivery, error) {
 	if _, err := requireViewer(ctx); err != nil {
 		return nil, err
@@ -452,11 +468,16 @@ func (s *Service) RetryDelivery(ctx context.Context, webhookID, deliveryID strin
 			SetNextAttemptAt(now).
 			ClearClaimedUntil().
 			Save(system(ctx))
-		return err
+		if err != nil || ep.BackoffUntil == nil {
+			return err
+		}
+		// Asked for now: the circuit breaker does not hold it back.
+		return tx.WebhookEndpoint.UpdateOne(ep).ClearBackoffUntil().Exec(ctx)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("retry delivery: %w", err)
 	}
+	s.wakeDispatcher()
 	out.Edges.Event, err = s.db.Event.Get(system(ctx), out.EventID)
 	if err != nil {
 		return nil, fmt.Errorf("get event: %w", err)
@@ -465,6 +486,61 @@ func (s *Service) RetryDelivery(ctx context.Context, webhookID, deliveryID strin
 		return nil, err
 	}
 	return out, nil
+}
+
+// RecoverDeliveries re-queues every failed delivery of an endpoint created at
+// or after since (an outage longer than the retry schedule): each becomes
+// pending and due now, and gets one more attempt, as a manual retry gives.
+// They go out oldest first. It lifts the circuit breaker's pause, and
+// returns how many were re-queued. since must not be in the future; the
+// endpoint must be active.
+func (s *Service) RecoverDeliveries(ctx context.Context, webhookID string, since *time.Time) (int, error) {
+	if _, err := requireViewer(ctx); err != nil {
+		return 0, err
+	}
+	if since == nil {
+		return 0, apperr.Validation("since", "is required")
+	}
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	if since.After(now) {
+		return 0, apperr.Validation("since", "must not be in the future")
+	}
+	var n int
+	err := s.withTx(ctx, func(tx *ent.Tx) error {
+		ep, err := s.webhook(ctx, tx.Client(), webhookID)
+		if err != nil {
+			return err
+		}
+		if !ep.Active {
+			return apperr.Validation("active", "the webhook is disabled; enable it (PUT active: true) before recovering")
+		}
+		// Deliveries are the dispatcher's rows: the viewer's right to them
+		// is the right to the endpoint, checked just above.
+		n, err = tx.Delivery.Update().
+			Where(
+				delivery.EndpointID(ep.ID),
+				delivery.StateEQ(delivery.StateFailed),
+				delivery.CreatedAtGTE(since.UTC()),
+			).
+			SetState(delivery.StatePending).
+			SetNextAttemptAt(now).
+			ClearClaimedUntil().
+			Save(system(ctx))
+		if err != nil {
+			return fmt.Errorf("requeue deliveries: %w", err)
+		}
+		if n > 0 && ep.BackoffUntil != nil {
+			return tx.WebhookEndpoint.UpdateOne(ep).ClearBackoffUntil().Exec(ctx)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("recover deliveries: %w", err)
+	}
+	if n > 0 {
+		s.wakeDispatcher()
+	}
+	return n, nil
 }
 
 // missingWebhook explains why the viewer could not reach an endpoint:

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"entgo.io/ent/dialect/sql"
@@ -48,6 +49,26 @@ type Options struct {
 	Gather time.Duration
 	// Concurrency is the number of attempts in flight. Default 16.
 	Concurrency int
+	// PerEndpoint caps the attempts in flight to one endpoint, across all
+	// dispatchers sharing the database, so that a receiver that hangs holds
+	// that many slots at most. An endpoint whose last attempt failed gets
+	// one at a time until an attempt succeeds. Default 4.
+	PerEndpoint int
+	// FailingSlots is how many of the Concurrency slots may go to endpoints
+	// whose last attempt failed; the others are kept for healthy ones.
+	// Default Concurrency/2.
+	FailingSlots int
+	// BreakerThreshold is the number of attempts failed in a row after which
+	// an endpoint's deliveries are not claimed for BreakerPause; each
+	// further failure doubles the pause, up to BreakerMaxPause. Defaults 5,
+	// 1m, 1h.
+	BreakerThreshold int
+	BreakerPause     time.Duration
+	BreakerMaxPause  time.Duration
+	// PauseRetention is how long deliveries wait for an endpoint that holds
+	// them back, paused (active: false) or backing off; older ones fail.
+	// Default the span of Schedule plus its jitter (10%), at least 72h.
+	PauseRetention time.Duration
 	// BatchSize is the number of events fanned out per transaction. Default 100.
 	BatchSize int
 	// Now is the clock of schedules and claims. Default time.Now.
@@ -80,6 +101,17 @@ type Dispatcher struct {
 	log        *slog.Logger
 	metrics    *metrics
 	wake       chan struct{}
+	// freed is signalled when an attempt ends: its slot, and its
+	// endpoint's, can take the next delivery at once, without the gathering
+	// pause a commit's wake-up waits.
+	freed chan struct{}
+
+	// failing counts this dispatcher's attempts in flight to endpoints
+	// whose last attempt had failed, held to FailingSlots.
+	failing atomic.Int64
+	// swept is when held deliveries were last expired (the dispatcher's
+	// clock); only Run's goroutine touches it.
+	swept time.Time
 }
 
 // New returns a dispatcher over client; dialect is "postgres" or "sqlite"
@@ -105,6 +137,24 @@ func New(client *ent.Client, dialect string, guard *Guard, opts Options) *Dispat
 	}
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = 16
+	}
+	if opts.PerEndpoint <= 0 {
+		opts.PerEndpoint = 4
+	}
+	if opts.FailingSlots <= 0 {
+		opts.FailingSlots = max(opts.Concurrency/2, 1)
+	}
+	if opts.BreakerThreshold <= 0 {
+		opts.BreakerThreshold = 5
+	}
+	if opts.BreakerPause <= 0 {
+		opts.BreakerPause = time.Minute
+	}
+	if opts.BreakerMaxPause <= 0 {
+		opts.BreakerMaxPause = time.Hour
+	}
+	if opts.PauseRetention <= 0 {
+		opts.PauseRetention = max(72*time.Hour, span(opts.Schedule)*11/10)
 	}
 	if opts.BatchSize <= 0 {
 		opts.BatchSize = 100
@@ -134,6 +184,7 @@ func New(client *ent.Client, dialect string, guard *Guard, opts Options) *Dispat
 		log:     opts.Logger.With("component", "webhooks"),
 		metrics: newMetrics(opts.Metrics, client),
 		wake:    make(chan struct{}, 1),
+		freed:   make(chan struct{}, 1),
 	}
 }
 
@@ -184,6 +235,7 @@ func (d *Dispatcher) Run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 		case <-poll.C:
+		case <-d.freed:
 		case <-d.wake:
 			if d.opts.Gather > 0 {
 				gather.Reset(d.opts.Gather)
@@ -203,22 +255,36 @@ func (d *Dispatcher) step(ctx, sendCtx context.Context, slots chan struct{}, wg 
 	if err != nil && ctx.Err() == nil {
 		d.log.WarnContext(ctx, "fan out events", "err", err)
 	}
+	if err := d.expireHeld(ctx); err != nil && ctx.Err() == nil {
+		d.log.WarnContext(ctx, "expire held deliveries", "err", err)
+	}
 	free := cap(slots) - len(slots)
 	if free == 0 {
 		return false // a finishing attempt wakes us
 	}
-	claimed, err := d.claim(ctx, free)
+	failingFree := min(free, max(d.opts.FailingSlots-int(d.failing.Load()), 0))
+	claimed, err := d.claim(ctx, free, failingFree)
 	if err != nil && ctx.Err() == nil {
 		d.log.WarnContext(ctx, "claim deliveries", "err", err)
 	}
 	for _, dl := range claimed {
 		slots <- struct{}{}
+		failing := failingEndpoint(dl.Edges.Endpoint)
+		if failing {
+			d.failing.Add(1)
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			d.attempt(ctx, sendCtx, dl)
+			if failing {
+				d.failing.Add(-1)
+			}
 			<-slots
-			d.Notify()
+			select {
+			case d.freed <- struct{}{}:
+			default:
+			}
 		}()
 	}
 	return fanned == d.opts.BatchSize || (len(claimed) == free && free > 0)
@@ -226,8 +292,10 @@ func (d *Dispatcher) step(ctx, sendCtx context.Context, slots chan struct{}, wg 
 
 // fanOut turns a batch of undispatched events into one pending delivery per
 // interested endpoint and marks the events dispatched, in one transaction.
-// An endpoint is interested when it is active, belongs to the item's owner
-// or to an admin, subscribes to the type, and existed when the event did.
+// An endpoint is interested when it belongs to the item's owner or to an
+// admin, subscribes to the type, and existed when the event did. A paused
+// endpoint (active: false) is interested too: its deliveries wait, pending,
+// until it is active again or they expire (expireHeld).
 func (d *Dispatcher) fanOut(ctx context.Context) (n int, err error) {
 	ctx = system(ctx)
 	// Look before taking a transaction: on SQLite every transaction takes
@@ -266,7 +334,6 @@ func (d *Dispatcher) fanOut(ctx context.Context) (n int, err error) {
 	}
 	endpoints, err := tx.WebhookEndpoint.Query().
 		Where(
-			webhookendpoint.Active(true),
 			webhookendpoint.Or(
 				webhookendpoint.UserIDIn(owners...),
 				webhookendpoint.HasOwnerWith(user.RoleEQ(user.RoleAdmin)),
@@ -313,12 +380,24 @@ func wants(ep *ent.WebhookEndpoint, ev *ent.Event) bool {
 }
 
 // claim takes up to n due deliveries of active endpoints for this dispatcher
-// until the lease ends. On PostgreSQL rows another dispatcher is claiming are
+// until the lease ends, oldest first, at most failingN of them to endpoints
+// whose last attempt failed, and never more than an endpoint has room for
+// (PerEndpoint less its attempts in flight, whichever dispatcher holds
+// them). On PostgreSQL claims take turns across dispatchers (a transaction
+// lock held for the claim's few milliseconds), so that the in-flight counts
+// each one reads are exact; rows another transaction is changing are
 // skipped, not waited for, and a committed claim hides a row from the others.
-func (d *Dispatcher) claim(ctx context.Context, n int) (claimed []*ent.Delivery, err error) {
+func (d *Dispatcher) claim(ctx context.Context, n, failingN int) (claimed []*ent.Delivery, err error) {
 	ctx = system(ctx)
 	now := d.now()
-	if found, err := d.db.Delivery.Query().Where(due(now)...).Exist(ctx); err != nil || !found {
+	// Look before taking a transaction (on SQLite, the write lock), for an
+	// endpoint with room: one at its cap with a backlog must not make every
+	// pass take the lock for nothing.
+	look := webhookendpoint.And(ready(now, d.opts.PerEndpoint, false)...)
+	if failingN > 0 {
+		look = webhookendpoint.Or(look, webhookendpoint.And(ready(now, d.opts.PerEndpoint, true)...))
+	}
+	if found, err := d.db.WebhookEndpoint.Query().Where(look).Exist(ctx); err != nil || !found {
 		return nil, err
 	}
 	tx, err := d.db.Tx(ctx)
@@ -330,25 +409,63 @@ func (d *Dispatcher) claim(ctx context.Context, n int) (claimed []*ent.Delivery,
 			_ = tx.Rollback()
 		}
 	}()
+	if d.skipLocked {
+		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock($1)", claimLock); err != nil {
+			return nil, fmt.Errorf("take the claim lock: %w", err)
+		}
+	}
+	var ids []string
+	for _, failing := range []bool{false, true} {
+		limit := n
+		if failing {
+			limit = failingN
+		}
+		if limit <= 0 {
+			continue
+		}
+		some, err := d.candidates(ctx, tx, now, limit, failing)
+		if err != nil {
+			return nil, err
+		}
+		ids = append(ids, some...)
+	}
+	if len(ids) == 0 {
+		return nil, tx.Rollback()
+	}
 	q := tx.Delivery.Query().
+		Where(delivery.IDIn(ids...)).
 		Where(due(now)...).
-		Order(delivery.ByNextAttemptAt(), delivery.ByID()).
-		Limit(n).
+		Order(delivery.ByNextAttemptAt(), delivery.ByCreatedAt(), delivery.ByID()).
 		WithEvent().
 		WithEndpoint()
 	if d.skipLocked {
 		q.ForUpdate(sql.WithLockAction(sql.SkipLocked))
 	}
-	claimed, err = q.All(ctx)
+	found, err := q.All(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("select deliveries: %w", err)
+	}
+	// Oldest first, healthy or failing, within the slots and the failing
+	// endpoints' share of them.
+	failing := 0
+	for _, dl := range found {
+		if len(claimed) == n {
+			break
+		}
+		if failingEndpoint(dl.Edges.Endpoint) {
+			if failing == failingN {
+				continue
+			}
+			failing++
+		}
+		claimed = append(claimed, dl)
 	}
 	if len(claimed) == 0 {
 		return nil, tx.Rollback()
 	}
-	ids := make([]string, len(claimed))
-	for i, dl := range claimed {
-		ids[i] = dl.ID
+	ids = ids[:0]
+	for _, dl := range claimed {
+		ids = append(ids, dl.ID)
 	}
 	if err := tx.Delivery.Update().Where(delivery.IDIn(ids...)).SetClaimedUntil(now.Add(d.opts.Lease)).Exec(ctx); err != nil {
 		return nil, fmt.Errorf("claim: %w", err)
@@ -359,15 +476,23 @@ func (d *Dispatcher) claim(ctx context.Context, n int) (claimed []*ent.Delivery,
 	return claimed, nil
 }
 
-// due selects the deliveries to attempt at now: pending, their time come,
-// claimed by no live dispatcher, to an active endpoint.
-func due(now time.Time) []predicate.Delivery {
+// waiting selects the deliveries due at now, whatever their endpoint's
+// state: pending, their time come, claimed by no live dispatcher.
+func waiting(now time.Time) []predicate.Delivery {
 	return []predicate.Delivery{
 		delivery.StateEQ(delivery.StatePending),
 		delivery.NextAttemptAtLTE(now),
 		delivery.Or(delivery.ClaimedUntilIsNil(), delivery.ClaimedUntilLT(now)),
-		delivery.HasEndpointWith(webhookendpoint.Active(true)),
 	}
+}
+
+// due selects the deliveries to attempt at now: waiting, to an active
+// endpoint not backing off.
+func due(now time.Time) []predicate.Delivery {
+	return append(waiting(now), delivery.HasEndpointWith(
+		webhookendpoint.Active(true),
+		webhookendpoint.Or(webhookendpoint.BackoffUntilIsNil(), webhookendpoint.BackoffUntilLTE(now)),
+	))
 }
 
 // result is what one attempt came to.
@@ -534,16 +659,33 @@ func (d *Dispatcher) record(ctx context.Context, dl *ent.Delivery, res result) (
 		Exec(ctx); err != nil {
 		return fmt.Errorf("log attempt: %w", err)
 	}
-	if outcome == OutcomeDisabled {
+	tripped := false
+	switch outcome {
+	case OutcomeDisabled:
 		if err := tx.WebhookEndpoint.UpdateOneID(dl.EndpointID).SetActive(false).Exec(ctx); err != nil {
 			return fmt.Errorf("disable endpoint: %w", err)
 		}
 		d.log.InfoContext(ctx, "webhook endpoint answered 410 Gone: disabled", "endpoint", dl.EndpointID)
+	case OutcomeSucceeded:
+		// A healthy endpoint's row is left alone; if another attempt
+		// failed meanwhile, the next success claimed after it resets it.
+		if failingEndpoint(dl.Edges.Endpoint) {
+			if err := d.closeBreaker(ctx, tx, dl.EndpointID); err != nil {
+				return err
+			}
+		}
+	default:
+		if tripped, err = d.countFailure(ctx, tx, dl.EndpointID, now); err != nil {
+			return err
+		}
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
 	d.metrics.outcomes.WithLabelValues(outcome).Inc()
+	if tripped {
+		d.metrics.trips.Inc()
+	}
 	return nil
 }
 

@@ -11,8 +11,9 @@ import (
 )
 
 // TestFanOut: who receives what. An endpoint receives its owner's items'
-// events of the types it subscribes to (an admin's: everyone's), not while
-// inactive, and none from before it existed.
+// events of the types it subscribes to (an admin's: everyone's), and none
+// from before it existed; while inactive its deliveries are kept, pending,
+// and nothing is sent.
 func TestFanOut(t *testing.T) {
 	env := testutil.New(t, fastWebhooks(time.Hour))
 	rc := newReceiver(t)
@@ -39,12 +40,14 @@ func TestFanOut(t *testing.T) {
 		"alice-deleted":  {"item.deleted"},
 		"bob-all":        {"item.created"},
 		"admin-all":      {"item.created", "item.created", "item.deleted", "item.updated"},
-		"alice-inactive": nil,
+		"alice-inactive": {"item.created", "item.deleted", "item.updated"},
 		"alice-late":     {"item.deleted", "item.updated"},
 	}
 	total := 0
-	for _, w := range want {
-		total += len(w)
+	for name, w := range want {
+		if name != "alice-inactive" {
+			total += len(w)
+		}
 	}
 	c := env.App.DB.Client
 	if !testutil.Eventually(t, 10*time.Second, func() bool {
@@ -65,6 +68,11 @@ func TestFanOut(t *testing.T) {
 		slices.Sort(got)
 		if !slices.Equal(got, want[name]) {
 			t.Errorf("%s received %v, want %v", name, got, want[name])
+		}
+	}
+	for _, d := range deliveries(t, c, eps["alice-inactive"]) {
+		if d.State != delivery.StatePending || d.Attempts != 0 {
+			t.Errorf("paused endpoint's delivery: state %s after %d attempts, want pending, none", d.State, d.Attempts)
 		}
 	}
 	if len(rc.got) != total {

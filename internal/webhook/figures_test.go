@@ -64,3 +64,40 @@ func TestDeliveryFigures(t *testing.T) {
 		t.Errorf("median commit-to-delivery %s: the commit wake-up is not working (poll is 1s)", p50)
 	}
 }
+
+// TestHangingNeighbourFigures measures what a receiver that never answers
+// (the production 15 s timeout) does to a healthy endpoint's deliveries:
+// commit-to-delivery of 30 events to each, the healthy one's median and
+// worst. It logs the figures and fails only when the healthy endpoint waits
+// for the other's timeout.
+func TestHangingNeighbourFigures(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measurement")
+	}
+	env := testutil.New(t, fastWebhooks(time.Hour), testutil.WithAppOptions(func(o *app.Options) {
+		o.Webhooks.Timeout = 15 * time.Second
+	}))
+	stuck := newHanging(t)
+	healthy := newReceiver(t)
+	register(t, env, env.Alice, stuck.URL)
+	register(t, env, env.Alice, healthy.URL)
+	start(t, env)
+	const items = 30
+	committed := map[string]time.Time{}
+	for range items {
+		committed[env.CreateItem(env.Alice, "item")] = time.Now()
+	}
+	lat := make([]time.Duration, 0, items)
+	for range items {
+		r := healthy.waitFor(t, 40*time.Second, func(received) bool { return true })
+		id, _ := r.payload(t)["data"].(map[string]any)["id"].(string)
+		lat = append(lat, r.At.Sub(committed[id]))
+	}
+	slices.Sort(lat)
+	_, most := stuck.counts()
+	t.Logf("healthy endpoint beside one that never answers (15s timeout): %d events, median %s, worst %s; the hanging one had at most %d attempts in flight",
+		items, lat[len(lat)/2].Round(time.Millisecond), lat[len(lat)-1].Round(time.Millisecond), most)
+	if lat[len(lat)-1] > 5*time.Second {
+		t.Errorf("the healthy endpoint waited %s: it queued behind the hanging one", lat[len(lat)-1])
+	}
+}

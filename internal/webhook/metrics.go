@@ -10,6 +10,7 @@ import (
 	"github.com/acme/itemsvc/ent/delivery"
 	"github.com/acme/itemsvc/ent/event"
 	"github.com/acme/itemsvc/ent/privacy"
+	"github.com/acme/itemsvc/ent/webhookendpoint"
 )
 
 // Outcomes of an attempt, the label of the deliveries counter.
@@ -24,6 +25,7 @@ const (
 type metrics struct {
 	outcomes *prometheus.CounterVec
 	latency  prometheus.Histogram
+	trips    prometheus.Counter
 }
 
 // newMetrics registers the collectors on reg (nil: not exported). Queue
@@ -39,6 +41,10 @@ func newMetrics(reg prometheus.Registerer, client *ent.Client) *metrics {
 			Name:    "itemsvc_webhook_attempt_duration_seconds",
 			Help:    "Duration of webhook HTTP attempts, until the answer or the error.",
 			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 15},
+		}),
+		trips: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "itemsvc_webhook_breaker_trips_total",
+			Help: "Failed attempts that made their endpoint back off (its failures in a row reached the breaker's threshold).",
 		}),
 	}
 	if reg == nil {
@@ -58,6 +64,13 @@ func newMetrics(reg prometheus.Registerer, client *ent.Client) *metrics {
 	reg.MustRegister(
 		m.outcomes,
 		m.latency,
+		m.trips,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "itemsvc_webhook_endpoints_backing_off",
+			Help: "Webhook endpoints whose deliveries are held by the circuit breaker now; -1 when the database did not answer.",
+		}, count(func(ctx context.Context) (int, error) {
+			return client.WebhookEndpoint.Query().Where(webhookendpoint.BackoffUntilGT(time.Now())).Count(ctx)
+		})),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "itemsvc_webhook_queue_depth",
 			Help: "Webhook deliveries waiting to be sent (pending, due now or later); -1 when the database did not answer.",

@@ -80,6 +80,47 @@ func (rc *receiver) setAnswer(f func(r *http.Request) (int, http.Header)) {
 	rc.mu.Unlock()
 }
 
+// hanging is a receiver that never answers: each request waits until the
+// test ends (or the dispatcher gives up). It counts the requests in flight
+// and the most it saw at once.
+type hanging struct {
+	*httptest.Server
+	arrived chan struct{}
+	release chan struct{}
+
+	mu             sync.Mutex
+	inFlight, most int
+}
+
+func newHanging(t testing.TB) *hanging {
+	t.Helper()
+	h := &hanging{arrived: make(chan struct{}, 10000), release: make(chan struct{})}
+	h.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.mu.Lock()
+		h.inFlight++
+		h.most = max(h.most, h.inFlight)
+		h.mu.Unlock()
+		h.arrived <- struct{}{}
+		select {
+		case <-h.release:
+		case <-r.Context().Done():
+		}
+		h.mu.Lock()
+		h.inFlight--
+		h.mu.Unlock()
+		w.WriteHeader(http.StatusOK)
+	}))
+	t.Cleanup(func() { close(h.release); h.Close() })
+	return h
+}
+
+// counts returns the requests in flight and the most seen at once.
+func (h *hanging) counts() (inFlight, most int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.inFlight, h.most
+}
+
 // waitFor returns the first request that match accepts, dropping others; it
 // fails the test after timeout.
 func (rc *receiver) waitFor(t testing.TB, timeout time.Duration, match func(received) bool) received {
