@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -56,6 +57,10 @@ func Random() *Keys {
 func FromFile(path string) (*Keys, error) {
 	b := make([]byte, MinKeyLen)
 	_, _ = rand.Read(b)
+	// A first start makes the database's folder too (data/ by default).
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("create secret key folder: %w", err)
+	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	switch {
 	case err == nil:

@@ -50,7 +50,8 @@ func TestBox(t *testing.T) {
 // same secret, and a file others may read is refused.
 func TestFromFile(t *testing.T) {
 	dir := t.TempDir()
-	path := filepath.Join(dir, "app.db.key")
+	// A first start: the database's folder does not exist yet.
+	path := filepath.Join(dir, "data", "app.db.key")
 	first, err := FromFile(path)
 	if err != nil {
 		t.Fatal(err)
