@@ -58,10 +58,6 @@ type cost struct {
 	// Points is what the operation spends of the rate limit: 1 per
 	// mutation field and 1 per scan, and at least 1.
 	Points int
-	// Introspection reports whether the operation reads the schema
-	// (__schema or __type), and Data whether it reads or writes anything
-	// else; __typename is neither.
-	Introspection, Data bool
 	// RootFields are the names of the operation's top-level fields.
 	RootFields []string
 
@@ -98,7 +94,6 @@ func price(schema *ast.Schema, op *ast.OperationDefinition, vars map[string]any,
 			break
 		}
 		if op.Operation == ast.Mutation && !strings.HasPrefix(f.Name, "__") {
-			p.Data = true
 			p.Points = sat(p.Points + 1)
 			p.add(mutationPrice, 1)
 			p.selection(f.SelectionSet, 1)
@@ -162,11 +157,9 @@ func (p *pricer) field(f *ast.Field, mult int) {
 		p.add(1, mult)
 		return
 	case "__schema":
-		p.Introspection = true
 		p.introspect(f.SelectionSet, p.schema)
 		return
 	case "__type":
-		p.Introspection = true
 		p.introFields++
 		if name, ok := f.ArgumentMap(p.vars)["name"].(string); ok {
 			if def := p.ast.Types[name]; def != nil {
@@ -175,7 +168,6 @@ func (p *pricer) field(f *ast.Field, mult int) {
 		}
 		return
 	}
-	p.Data = true
 	p.add(1, mult)
 	if f.Definition == nil || f.ObjectDefinition == nil {
 		return

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/errcode"
@@ -176,7 +175,7 @@ func capErrors(resp *graphql.Response) *graphql.Response {
 	}
 	more := len(resp.Errors) - (maxErrors - 1)
 	code := apperr.CodeValidation
-	if c, ok := resp.Errors[0].Extensions["code"].(string); ok && !strings.EqualFold(c, "") {
+	if c, ok := resp.Errors[0].Extensions["code"].(string); ok && c != "" {
 		code = apperr.Code(c)
 	}
 	resp.Errors = append(resp.Errors[:maxErrors-1:maxErrors-1], &gqlerror.Error{

@@ -115,8 +115,9 @@ func (k *Keys) Box(purpose string) *Box {
 	return &Box{aead: aead}
 }
 
-// sealedPrefix marks a sealed value (and its format's version).
-const sealedPrefix = "sealed:v1:"
+// SealedPrefix starts every sealed value (and names its format's version),
+// so that stored plaintext can be told apart, by a query too.
+const SealedPrefix = "sealed:v1:"
 
 // ErrOpen is returned for a sealed value that does not open with this
 // server's secret: another secret sealed it, or it was altered.
@@ -130,12 +131,12 @@ func (b *Box) Seal(plain string) string {
 	nonce := make([]byte, b.aead.NonceSize())
 	_, _ = rand.Read(nonce)
 	out := b.aead.Seal(nonce, nonce, []byte(plain), nil)
-	return sealedPrefix + base64.RawStdEncoding.EncodeToString(out)
+	return SealedPrefix + base64.RawStdEncoding.EncodeToString(out)
 }
 
 // Open decrypts a value Seal made.
 func (b *Box) Open(sealed string) (string, error) {
-	raw, ok := strings.CutPrefix(sealed, sealedPrefix)
+	raw, ok := strings.CutPrefix(sealed, SealedPrefix)
 	if !ok {
 		return "", ErrOpen
 	}
@@ -153,4 +154,4 @@ func (b *Box) Open(sealed string) (string, error) {
 
 // IsSealed reports whether v is a value Seal made (rather than plaintext
 // written before secrets were sealed).
-func IsSealed(v string) bool { return strings.HasPrefix(v, sealedPrefix) }
+func IsSealed(v string) bool { return strings.HasPrefix(v, SealedPrefix) }

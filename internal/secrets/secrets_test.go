@@ -31,7 +31,7 @@ func TestBox(t *testing.T) {
 		{"another purpose", k.Box(PurposeTokens), sealed, false},
 		{"altered", k.Box(PurposeWebhooks), sealed[:len(sealed)-2] + "AA", false},
 		{"plaintext", k.Box(PurposeWebhooks), plain, false},
-		{"truncated", k.Box(PurposeWebhooks), sealedPrefix + "AAAA", false},
+		{"truncated", k.Box(PurposeWebhooks), SealedPrefix + "AAAA", false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -224,7 +224,15 @@ func (s *Service) SealWebhookSecrets(ctx context.Context) (int, error) {
 		return 0, nil
 	}
 	ctx = privacy.DecisionContext(ctx, privacy.Allow)
-	eps, err := s.db.WebhookEndpoint.Query().All(ctx)
+	// Only the rows still in plaintext: after the first start, none, and
+	// a start reads nothing more.
+	eps, err := s.db.WebhookEndpoint.Query().Where(webhookendpoint.Or(
+		webhookendpoint.Not(webhookendpoint.SecretHasPrefix(secrets.SealedPrefix)),
+		webhookendpoint.And(
+			webhookendpoint.PreviousSecretNEQ(""),
+			webhookendpoint.Not(webhookendpoint.PreviousSecretHasPrefix(secrets.SealedPrefix)),
+		),
+	)).All(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("seal webhook secrets: %w", err)
 	}
