@@ -3,9 +3,11 @@
 // Command gqlgen generates the GraphQL executor (graph/generated), models and
 // resolver stubs as `go tool gqlgen` does, from gqlgen.yml, then points every
 // list of objects at serial.MarshalSlice instead of gqlgen's
-// graphql.MarshalSliceConcurrently, and every scalar field read straight from
-// its object at serial.Value instead of graphql.ResolveField (see package
-// graph/serial for why).
+// graphql.MarshalSliceConcurrently, every scalar field read straight from
+// its object at serial.Value instead of graphql.ResolveField, and every
+// object's resolved fields at serial.Object instead of gqlgen's FieldSet
+// marshalling, with the deferred-fragment bookkeeping done only when a
+// fragment is deferred (see package graph/serial for why).
 //
 // gqlgen has no option for this: its exec template marshals every list of
 // non-scalars with one goroutine per element, and worker_limit only bounds
@@ -46,14 +48,15 @@ func main() {
 	if err != nil {
 		log.Fatalf("gqlgen: %v", err)
 	}
-	total, values := 0, 0
+	total, values, objects := 0, 0, 0
 	for _, f := range files {
-		n, v, err := rewrite(f, cfg.Schema)
+		n, v, o, err := rewrite(f, cfg.Schema)
 		if err != nil {
 			log.Fatalf("gqlgen: %s: %v", f, err)
 		}
 		total += n
 		values += v
+		objects += o
 	}
 	if total == 0 {
 		log.Fatalf("gqlgen: no graphql.MarshalSliceConcurrently call found: has gqlgen's exec template changed?")
@@ -61,22 +64,33 @@ func main() {
 	if values == 0 {
 		log.Fatalf("gqlgen: no scalar field read from its object found: has gqlgen's exec template changed?")
 	}
+	if objects == 0 {
+		log.Fatalf("gqlgen: no object marshaller found: has gqlgen's exec template changed?")
+	}
 }
 
 // rewrite rewrites one generated file: graphql.MarshalSliceConcurrently(…)
-// into serial.MarshalSlice(…), same arguments, and the graphql.ResolveField
-// call of a scalar field read straight from its object into serial.Value. It
-// returns how many calls of each it rewrote.
-func rewrite(path string, schema *gqlast.Schema) (int, int, error) {
+// into serial.MarshalSlice(…), same arguments, the graphql.ResolveField
+// call of a scalar field read straight from its object into serial.Value,
+// and the end of each object marshaller (objectTail). It returns how many
+// of each it rewrote.
+func rewrite(path string, schema *gqlast.Schema) (int, int, int, error) {
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, path, nil, parser.ParseComments)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
-	n, values := 0, 0
+	n, values, objects := 0, 0, 0
 	for _, decl := range f.Decls {
-		if fn, ok := decl.(*ast.FuncDecl); ok && plainScalar(fn, schema) {
+		fn, ok := decl.(*ast.FuncDecl)
+		if !ok {
+			continue
+		}
+		if plainScalar(fn, schema) {
 			values++
+		}
+		if objectTail(fn) {
+			objects++
 		}
 	}
 	ast.Inspect(f, func(node ast.Node) bool {
@@ -94,15 +108,90 @@ func rewrite(path string, schema *gqlast.Schema) (int, int, error) {
 		}
 		return true
 	})
-	if n == 0 && values == 0 {
-		return 0, 0, nil
+	if n == 0 && values == 0 && objects == 0 {
+		return 0, 0, 0, nil
 	}
 	astutil.AddImport(fset, f, serialPkg)
 	var buf bytes.Buffer
 	if err := format.Node(&buf, fset, f); err != nil {
-		return 0, 0, fmt.Errorf("format: %w", err)
+		return 0, 0, 0, fmt.Errorf("format: %w", err)
 	}
-	return n, values, os.WriteFile(path, buf.Bytes(), 0o644)
+	return n, values, objects, os.WriteFile(path, buf.Bytes(), 0o644)
+}
+
+// objectTail rewrites the end of a generated object marshaller
+// `_Type(ctx, sel[, obj])`, which resolves the selected fields into
+// `out := graphql.NewFieldSet(fields)` and then ends with
+//
+//	atomic.AddInt32(&ec.Deferred, …len(deferLabelToView)…)
+//	ec.ProcessDeferredGroup(graphql.DeferredGroup{…, Path: graphql.GetPath(ctx), …})
+//	return out
+//
+// into
+//
+//	if len(deferLabelToView) > 0 {
+//		atomic.AddInt32(…)
+//		ec.ProcessDeferredGroup(…)
+//	}
+//	return serial.Object(fields, out.Values)
+//
+// ProcessDeferredGroup returns at once when nothing is deferred, but its
+// argument builds the field's whole path first; and serial.Object writes
+// the same JSON as the FieldSet without its per-object map and per-field
+// copies. It reports whether it rewrote fn.
+func objectTail(fn *ast.FuncDecl) bool {
+	if fn.Recv == nil || fn.Body == nil || !strings.HasPrefix(fn.Name.Name, "_") || strings.Contains(fn.Name.Name[1:], "_") {
+		return false
+	}
+	list := fn.Body.List
+	if len(list) < 4 {
+		return false
+	}
+	ret, ok := list[len(list)-1].(*ast.ReturnStmt)
+	if !ok || len(ret.Results) != 1 || !isIdent(ret.Results[0], "out") {
+		return false
+	}
+	add, process := list[len(list)-3], list[len(list)-2]
+	if !isCall(add, "atomic", "AddInt32") || !isCall(process, "ec", "ProcessDeferredGroup") {
+		return false
+	}
+	list[len(list)-3] = &ast.IfStmt{
+		Cond: &ast.BinaryExpr{
+			X:  &ast.CallExpr{Fun: ast.NewIdent("len"), Args: []ast.Expr{ast.NewIdent("deferLabelToView")}},
+			Op: token.GTR,
+			Y:  &ast.BasicLit{Kind: token.INT, Value: "0"},
+		},
+		Body: &ast.BlockStmt{List: []ast.Stmt{add, process}},
+	}
+	list[len(list)-2] = &ast.ReturnStmt{Results: []ast.Expr{&ast.CallExpr{
+		Fun: &ast.SelectorExpr{X: ast.NewIdent("serial"), Sel: ast.NewIdent("Object")},
+		Args: []ast.Expr{
+			ast.NewIdent("fields"),
+			&ast.SelectorExpr{X: ast.NewIdent("out"), Sel: ast.NewIdent("Values")},
+		},
+	}}}
+	fn.Body.List = list[:len(list)-1]
+	return true
+}
+
+// isIdent reports whether e is the identifier name.
+func isIdent(e ast.Expr, name string) bool {
+	id, ok := e.(*ast.Ident)
+	return ok && id.Name == name
+}
+
+// isCall reports whether s is the statement `x.name(…)`.
+func isCall(s ast.Stmt, x, name string) bool {
+	es, ok := s.(*ast.ExprStmt)
+	if !ok {
+		return false
+	}
+	call, ok := es.X.(*ast.CallExpr)
+	if !ok {
+		return false
+	}
+	sel, ok := call.Fun.(*ast.SelectorExpr)
+	return ok && isIdent(sel.X, x) && sel.Sel.Name == name
 }
 
 // plainScalar rewrites the body of a generated field function

@@ -2268,17 +2268,19 @@ func (ec *executionContext) _Item(ctx context.Context, sel ast.SelectionSet, obj
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
+	if len(deferLabelToView) > 0 {
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+	return serial.Object(fields, out.Values)
 
-	return out
 }
 
 var itemConnectionImplementors = []string{"ItemConnection"}
@@ -2316,17 +2318,19 @@ func (ec *executionContext) _ItemConnection(ctx context.Context, sel ast.Selecti
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
+	if len(deferLabelToView) > 0 {
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+	return serial.Object(fields, out.Values)
 
-	return out
 }
 
 var itemEdgeImplementors = []string{"ItemEdge"}
@@ -2359,17 +2363,19 @@ func (ec *executionContext) _ItemEdge(ctx context.Context, sel ast.SelectionSet,
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
+	if len(deferLabelToView) > 0 {
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+	return serial.Object(fields, out.Values)
 
-	return out
 }
 
 var pageInfoImplementors = []string{"PageInfo"}
@@ -2412,17 +2418,19 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
+	if len(deferLabelToView) > 0 {
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+	return serial.Object(fields, out.Values)
 
-	return out
 }
 
 var queryImplementors = []string{"Query"}
@@ -2599,17 +2607,19 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
+	if len(deferLabelToView) > 0 {
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+	return serial.Object(fields, out.Values)
 
-	return out
 }
 
 var userImplementors = []string{"User", "Node"}
@@ -2700,17 +2710,19 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
+	if len(deferLabelToView) > 0 {
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+	return serial.Object(fields, out.Values)
 
-	return out
 }
 
 var userConnectionImplementors = []string{"UserConnection"}
@@ -2748,17 +2760,19 @@ func (ec *executionContext) _UserConnection(ctx context.Context, sel ast.Selecti
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
+	if len(deferLabelToView) > 0 {
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+	return serial.Object(fields, out.Values)
 
-	return out
 }
 
 var userEdgeImplementors = []string{"UserEdge"}
@@ -2791,20 +2805,23 @@ func (ec *executionContext) _UserEdge(ctx context.Context, sel ast.SelectionSet,
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
+	if len(deferLabelToView) > 0 {
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+	return serial.Object(
 
-	return out
+		// endregion **************************** object.gotpl ****************************
+		fields, out.Values)
+
 }
-
-// endregion **************************** object.gotpl ****************************
 
 // region    ***************************** type.gotpl *****************************
 

@@ -424,17 +424,19 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
+	if len(deferLabelToView) > 0 {
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+	return serial.Object(fields, out.Values)
 
-	return out
 }
 
 var tokenImplementors = []string{"Token"}
@@ -472,20 +474,23 @@ func (ec *executionContext) _Token(ctx context.Context, sel ast.SelectionSet, ob
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
+	if len(deferLabelToView) > 0 {
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+	return serial.Object(
 
-	return out
+		// endregion **************************** object.gotpl ****************************
+		fields, out.Values)
+
 }
-
-// endregion **************************** object.gotpl ****************************
 
 // region    ***************************** type.gotpl *****************************
 

@@ -9,6 +9,7 @@ package serial
 
 import (
 	"context"
+	"io"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -60,4 +61,40 @@ func Value[T any](ctx context.Context, field graphql.CollectedField, v T,
 	marshal func(ctx context.Context, sel ast.SelectionSet, v T) graphql.Marshaler,
 ) graphql.Marshaler {
 	return marshal(ctx, field.Selections, v)
+}
+
+// Object marshals an object's resolved fields as gqlgen's FieldSet does
+// (`{"alias":value,…}` in selection order), for the generated object
+// marshallers (graph/gqlgen.go points them here). The FieldSet builds a
+// map of the aliases it wrote, to skip repeats, and copies every collected
+// field onto the heap on the way; graphql.CollectFields already merged the
+// fields of one alias into one, so there are no repeats to skip. An alias is
+// a GraphQL name ([_A-Za-z][_0-9A-Za-z]*): it needs no escaping.
+func Object(fields []graphql.CollectedField, values []graphql.Marshaler) graphql.Marshaler {
+	return &object{fields: fields, values: values}
+}
+
+type object struct {
+	fields []graphql.CollectedField
+	values []graphql.Marshaler
+}
+
+// MarshalGQL implements graphql.Marshaler.
+func (o *object) MarshalGQL(w io.Writer) {
+	_, _ = io.WriteString(w, "{")
+	for i := range o.fields {
+		if i > 0 {
+			_, _ = io.WriteString(w, `,"`)
+		} else {
+			_, _ = io.WriteString(w, `"`)
+		}
+		_, _ = io.WriteString(w, o.fields[i].Alias)
+		_, _ = io.WriteString(w, `":`)
+		if v := o.values[i]; v != nil {
+			v.MarshalGQL(w)
+		} else {
+			_, _ = io.WriteString(w, "null")
+		}
+	}
+	_, _ = io.WriteString(w, "}")
 }

@@ -1,10 +1,12 @@
 package serial
 
 import (
+	"bytes"
 	"context"
 	"testing"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
 )
 
 // TestMarshalSlice: each element sees its own index, in order; a panic
@@ -53,4 +55,50 @@ func TestMarshalSlice(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestObject: Object writes what gqlgen's FieldSet writes for the same
+// resolved fields, a null for a value never resolved instead of a panic.
+func TestObject(t *testing.T) {
+	field := func(alias string) graphql.CollectedField {
+		return graphql.CollectedField{Field: &ast.Field{Alias: alias, Name: alias}}
+	}
+	for _, tc := range []struct {
+		name   string
+		fields []graphql.CollectedField
+		values []graphql.Marshaler
+		want   string
+	}{
+		{"no fields", nil, nil, `{}`},
+		{"one", []graphql.CollectedField{field("id")}, []graphql.Marshaler{graphql.MarshalString("itm_1")}, `{"id":"itm_1"}`},
+		{"in selection order, aliases as written",
+			[]graphql.CollectedField{field("z"), field("a_1"), field("__typename")},
+			[]graphql.Marshaler{graphql.MarshalInt(1), graphql.MarshalString("x\"y\n"), graphql.MarshalString("Item")},
+			`{"z":1,"a_1":"x\"y\n","__typename":"Item"}`},
+		{"a nested object and a null", []graphql.CollectedField{field("node"), field("next")},
+			[]graphql.Marshaler{Object([]graphql.CollectedField{field("id")}, []graphql.Marshaler{graphql.MarshalString("i")}), graphql.Null},
+			`{"node":{"id":"i"},"next":null}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got bytes.Buffer
+			Object(tc.fields, tc.values).MarshalGQL(&got)
+			if got.String() != tc.want {
+				t.Errorf("Object wrote %s, want %s", got.String(), tc.want)
+			}
+			fs := graphql.NewFieldSet(tc.fields)
+			copy(fs.Values, tc.values)
+			var gqlgen bytes.Buffer
+			fs.MarshalGQL(&gqlgen)
+			if got.String() != gqlgen.String() {
+				t.Errorf("Object wrote %s, gqlgen's FieldSet %s", got.String(), gqlgen.String())
+			}
+		})
+	}
+	t.Run("an unresolved value is null", func(t *testing.T) {
+		var got bytes.Buffer
+		Object([]graphql.CollectedField{field("a")}, []graphql.Marshaler{nil}).MarshalGQL(&got)
+		if got.String() != `{"a":null}` {
+			t.Errorf("got %s", got.String())
+		}
+	})
 }
