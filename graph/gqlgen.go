@@ -112,6 +112,11 @@ func rewrite(path string, schema *gqlast.Schema) (int, int, int, error) {
 		return 0, 0, 0, nil
 	}
 	astutil.AddImport(fset, f, serialPkg)
+	for _, imp := range []string{"math", "sync/atomic"} {
+		if !astutil.UsesImport(f, imp) {
+			astutil.DeleteImport(fset, f, imp)
+		}
+	}
 	var buf bytes.Buffer
 	if err := format.Node(&buf, fset, f); err != nil {
 		return 0, 0, 0, fmt.Errorf("format: %w", err)
@@ -135,6 +140,8 @@ func rewrite(path string, schema *gqlast.Schema) (int, int, int, error) {
 //	}
 //	return serial.Object(fields, out.Values)
 //
+// or, for a type none of whose fields can be deferred, into the return
+// alone, without the deferred field set and map declared for nothing.
 // ProcessDeferredGroup returns at once when nothing is deferred, but its
 // argument builds the field's whole path first; and serial.Object writes
 // the same JSON as the FieldSet without its per-object map and per-field
@@ -155,6 +162,24 @@ func objectTail(fn *ast.FuncDecl) bool {
 	if !isCall(add, "atomic", "AddInt32") || !isCall(process, "ec", "ProcessDeferredGroup") {
 		return false
 	}
+	object := &ast.ReturnStmt{Results: []ast.Expr{&ast.CallExpr{
+		Fun: &ast.SelectorExpr{X: ast.NewIdent("serial"), Sel: ast.NewIdent("Object")},
+		Args: []ast.Expr{
+			ast.NewIdent("fields"),
+			&ast.SelectorExpr{X: ast.NewIdent("out"), Sel: ast.NewIdent("Values")},
+		},
+	}}}
+	if !defers(fn.Body) {
+		// No field of this type can be deferred: the bookkeeping is dead.
+		kept := make([]ast.Stmt, 0, len(list))
+		for _, st := range list[:len(list)-3] {
+			if !declares(st, "deferredFieldSet") && !declares(st, "deferLabelToView") {
+				kept = append(kept, st)
+			}
+		}
+		fn.Body.List = append(kept, object)
+		return true
+	}
 	list[len(list)-3] = &ast.IfStmt{
 		Cond: &ast.BinaryExpr{
 			X:  &ast.CallExpr{Fun: ast.NewIdent("len"), Args: []ast.Expr{ast.NewIdent("deferLabelToView")}},
@@ -163,15 +188,30 @@ func objectTail(fn *ast.FuncDecl) bool {
 		},
 		Body: &ast.BlockStmt{List: []ast.Stmt{add, process}},
 	}
-	list[len(list)-2] = &ast.ReturnStmt{Results: []ast.Expr{&ast.CallExpr{
-		Fun: &ast.SelectorExpr{X: ast.NewIdent("serial"), Sel: ast.NewIdent("Object")},
-		Args: []ast.Expr{
-			ast.NewIdent("fields"),
-			&ast.SelectorExpr{X: ast.NewIdent("out"), Sel: ast.NewIdent("Values")},
-		},
-	}}}
+	list[len(list)-2] = object
 	fn.Body.List = list[:len(list)-1]
 	return true
+}
+
+// defers reports whether body asks any field `field.IsDeferred()`: only
+// then can its deferred group be other than empty.
+func defers(body *ast.BlockStmt) bool {
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		if call, ok := n.(*ast.CallExpr); ok {
+			if sel, ok := call.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "IsDeferred" {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+// declares reports whether s is `name := …`.
+func declares(s ast.Stmt, name string) bool {
+	as, ok := s.(*ast.AssignStmt)
+	return ok && as.Tok == token.DEFINE && len(as.Lhs) == 1 && isIdent(as.Lhs[0], name)
 }
 
 // isIdent reports whether e is the identifier name.

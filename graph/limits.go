@@ -154,10 +154,10 @@ func (l costLimit) InterceptResponse(ctx context.Context, next graphql.ResponseH
 		resp.Errors = gqlerror.List{err}
 	}
 	if c, ok := opCtx.Stats.GetExtension(costStatsKey).(*cost); ok && c.Over != "width" {
-		ext := map[string]any{"complexity": c.Complexity, "limit": l.max, "points": c.Points}
+		ext := costExtension{Complexity: c.Complexity, Limit: l.max, Points: c.Points}
 		if a := accountFrom(ctx); a != nil && a.charged && a.decision.Checked {
-			ext["remaining"] = a.decision.Remaining
-			ext["window"] = a.decision.Window
+			ext.Remaining = &a.decision.Remaining
+			ext.Window = a.decision.Window
 		}
 		if resp.Extensions == nil {
 			resp.Extensions = map[string]any{}
@@ -165,6 +165,17 @@ func (l costLimit) InterceptResponse(ctx context.Context, next graphql.ResponseH
 		resp.Extensions[costStatsKey] = ext
 	}
 	return capErrors(resp)
+}
+
+// costExtension is extensions.cost: a struct rather than a map, which
+// encodes without sorting its keys on every response. Remaining and Window
+// are there when the request was charged against a checked limit.
+type costExtension struct {
+	Complexity int    `json:"complexity"`
+	Limit      int    `json:"limit"`
+	Points     int    `json:"points"`
+	Remaining  *int64 `json:"remaining,omitempty"`
+	Window     string `json:"window,omitempty"`
 }
 
 // capErrors keeps the first maxErrors errors and counts the others in one

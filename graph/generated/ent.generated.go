@@ -2289,8 +2289,7 @@ func (ec *executionContext) _ItemConnection(ctx context.Context, sel ast.Selecti
 	fields := graphql.CollectFields(ec.OperationContext, sel, itemConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -2318,17 +2317,6 @@ func (ec *executionContext) _ItemConnection(ctx context.Context, sel ast.Selecti
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
-	if len(deferLabelToView) > 0 {
-
-		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-		ec.ProcessDeferredGroup(graphql.DeferredGroup{
-			Defers:   deferLabelToView,
-			Path:     graphql.GetPath(ctx),
-			FieldSet: deferredFieldSet,
-			Context:  ctx,
-		})
-	}
 	return serial.Object(fields, out.Values)
 
 }
@@ -2339,8 +2327,7 @@ func (ec *executionContext) _ItemEdge(ctx context.Context, sel ast.SelectionSet,
 	fields := graphql.CollectFields(ec.OperationContext, sel, itemEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -2363,17 +2350,6 @@ func (ec *executionContext) _ItemEdge(ctx context.Context, sel ast.SelectionSet,
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
-	if len(deferLabelToView) > 0 {
-
-		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-		ec.ProcessDeferredGroup(graphql.DeferredGroup{
-			Defers:   deferLabelToView,
-			Path:     graphql.GetPath(ctx),
-			FieldSet: deferredFieldSet,
-			Context:  ctx,
-		})
-	}
 	return serial.Object(fields, out.Values)
 
 }
@@ -2384,8 +2360,7 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 	fields := graphql.CollectFields(ec.OperationContext, sel, pageInfoImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -2418,17 +2393,6 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
-	if len(deferLabelToView) > 0 {
-
-		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-		ec.ProcessDeferredGroup(graphql.DeferredGroup{
-			Defers:   deferLabelToView,
-			Path:     graphql.GetPath(ctx),
-			FieldSet: deferredFieldSet,
-			Context:  ctx,
-		})
-	}
 	return serial.Object(fields, out.Values)
 
 }
@@ -2442,8 +2406,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 	})
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+
 	for i, field := range fields {
 		innerCtx := graphql.WithRootFieldContext(ctx, &graphql.RootFieldContext{
 			Object: field.Name,
@@ -2607,17 +2570,6 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
-	if len(deferLabelToView) > 0 {
-
-		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-		ec.ProcessDeferredGroup(graphql.DeferredGroup{
-			Defers:   deferLabelToView,
-			Path:     graphql.GetPath(ctx),
-			FieldSet: deferredFieldSet,
-			Context:  ctx,
-		})
-	}
 	return serial.Object(fields, out.Values)
 
 }
@@ -2731,8 +2683,7 @@ func (ec *executionContext) _UserConnection(ctx context.Context, sel ast.Selecti
 	fields := graphql.CollectFields(ec.OperationContext, sel, userConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -2760,17 +2711,6 @@ func (ec *executionContext) _UserConnection(ctx context.Context, sel ast.Selecti
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
-	if len(deferLabelToView) > 0 {
-
-		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-		ec.ProcessDeferredGroup(graphql.DeferredGroup{
-			Defers:   deferLabelToView,
-			Path:     graphql.GetPath(ctx),
-			FieldSet: deferredFieldSet,
-			Context:  ctx,
-		})
-	}
 	return serial.Object(fields, out.Values)
 
 }
@@ -2781,8 +2721,7 @@ func (ec *executionContext) _UserEdge(ctx context.Context, sel ast.SelectionSet,
 	fields := graphql.CollectFields(ec.OperationContext, sel, userEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -2805,23 +2744,11 @@ func (ec *executionContext) _UserEdge(ctx context.Context, sel ast.SelectionSet,
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
-	if len(deferLabelToView) > 0 {
-
-		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-		ec.ProcessDeferredGroup(graphql.DeferredGroup{
-			Defers:   deferLabelToView,
-			Path:     graphql.GetPath(ctx),
-			FieldSet: deferredFieldSet,
-			Context:  ctx,
-		})
-	}
-	return serial.Object(
-
-		// endregion **************************** object.gotpl ****************************
-		fields, out.Values)
+	return serial.Object(fields, out.Values)
 
 }
+
+// endregion **************************** object.gotpl ****************************
 
 // region    ***************************** type.gotpl *****************************
 

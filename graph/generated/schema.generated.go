@@ -5,9 +5,7 @@ package generated
 import (
 	"context"
 	"errors"
-	"math"
 	"strconv"
-	"sync/atomic"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -377,8 +375,7 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 	})
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+
 	for i, field := range fields {
 		innerCtx := graphql.WithRootFieldContext(ctx, &graphql.RootFieldContext{
 			Object: field.Name,
@@ -424,17 +421,6 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
-	if len(deferLabelToView) > 0 {
-
-		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-		ec.ProcessDeferredGroup(graphql.DeferredGroup{
-			Defers:   deferLabelToView,
-			Path:     graphql.GetPath(ctx),
-			FieldSet: deferredFieldSet,
-			Context:  ctx,
-		})
-	}
 	return serial.Object(fields, out.Values)
 
 }
@@ -445,8 +431,7 @@ func (ec *executionContext) _Token(ctx context.Context, sel ast.SelectionSet, ob
 	fields := graphql.CollectFields(ec.OperationContext, sel, tokenImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -474,23 +459,11 @@ func (ec *executionContext) _Token(ctx context.Context, sel ast.SelectionSet, ob
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
-	if len(deferLabelToView) > 0 {
-
-		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-		ec.ProcessDeferredGroup(graphql.DeferredGroup{
-			Defers:   deferLabelToView,
-			Path:     graphql.GetPath(ctx),
-			FieldSet: deferredFieldSet,
-			Context:  ctx,
-		})
-	}
-	return serial.Object(
-
-		// endregion **************************** object.gotpl ****************************
-		fields, out.Values)
+	return serial.Object(fields, out.Values)
 
 }
+
+// endregion **************************** object.gotpl ****************************
 
 // region    ***************************** type.gotpl *****************************
 

@@ -27,9 +27,15 @@ func MarshalSlice(
 	marshalElement func(ctx context.Context, i int) graphql.Marshaler,
 ) graphql.Array {
 	ret := make(graphql.Array, length)
+	// One allocation for every element's field context and index, rather
+	// than two per element.
+	fcs := make([]graphql.FieldContext, length)
+	index := make([]int, length)
 	failed := false
 	for i := range length {
-		childCtx := graphql.WithFieldContext(ctx, &graphql.FieldContext{Index: &i})
+		index[i] = i
+		fcs[i].Index = &index[i]
+		childCtx := graphql.WithFieldContext(ctx, &fcs[i])
 		if omitPanicHandler {
 			ret[i] = marshalElement(childCtx, i)
 			continue
