@@ -13,6 +13,8 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/errcode"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/acme/itemsvc/graph/serial"
 )
 
 // postTransport is gqlgen's POST transport (transport.POST, same requests,
@@ -74,7 +76,11 @@ func (postTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gra
 		return
 	}
 	responses, ctx := exec.DispatchOperation(ctx, opCtx)
-	writeResponse(w, responses(ctx))
+	resp := responses(ctx)
+	writeResponse(w, resp)
+	// The executor wrote the data into a buffer of serial's pool
+	// (graph/gqlgen.go); nothing reads it after this.
+	serial.Release(resp.Data)
 }
 
 // responseMediaType is transport.POST's choice of response media type by

@@ -2288,7 +2288,7 @@ var itemConnectionImplementors = []string{"ItemConnection"}
 func (ec *executionContext) _ItemConnection(ctx context.Context, sel ast.SelectionSet, obj *ent.ItemConnection) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, itemConnectionImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out := serial.NewFields(len(fields))
 
 	for i, field := range fields {
 		switch field.Name {
@@ -2326,7 +2326,7 @@ var itemEdgeImplementors = []string{"ItemEdge"}
 func (ec *executionContext) _ItemEdge(ctx context.Context, sel ast.SelectionSet, obj *ent.ItemEdge) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, itemEdgeImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out := serial.NewFields(len(fields))
 
 	for i, field := range fields {
 		switch field.Name {
@@ -2359,7 +2359,7 @@ var pageInfoImplementors = []string{"PageInfo"}
 func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet, obj *entgql.PageInfo[string]) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, pageInfoImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out := serial.NewFields(len(fields))
 
 	for i, field := range fields {
 		switch field.Name {
@@ -2682,7 +2682,7 @@ var userConnectionImplementors = []string{"UserConnection"}
 func (ec *executionContext) _UserConnection(ctx context.Context, sel ast.SelectionSet, obj *ent.UserConnection) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, userConnectionImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out := serial.NewFields(len(fields))
 
 	for i, field := range fields {
 		switch field.Name {
@@ -2720,7 +2720,7 @@ var userEdgeImplementors = []string{"UserEdge"}
 func (ec *executionContext) _UserEdge(ctx context.Context, sel ast.SelectionSet, obj *ent.UserEdge) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, userEdgeImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out := serial.NewFields(len(fields))
 
 	for i, field := range fields {
 		switch field.Name {

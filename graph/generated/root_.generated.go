@@ -3,7 +3,6 @@
 package generated
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"sync/atomic"
@@ -11,6 +10,7 @@ import (
 	"entgo.io/contrib/entgql"
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/acme/itemsvc/ent"
+	"github.com/acme/itemsvc/graph/serial"
 	"github.com/acme/itemsvc/internal/service"
 	gqlparser "github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -470,8 +470,9 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 					return nil
 				}
 			}
-			var buf bytes.Buffer
-			data.MarshalGQL(&buf)
+			buf := serial.Buffer()
+
+			data.MarshalGQL(buf)
 			response.Data = buf.Bytes()
 			if atomic.LoadInt32(&ec.Deferred) > 0 {
 				hasNext := atomic.LoadInt32(&ec.PendingDeferred) > 0
@@ -488,8 +489,9 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			first = false
 			ctx = graphql.WithUnmarshalerMap(ctx, inputUnmarshalMap)
 			data := ec._Mutation(ctx, opCtx.Operation.SelectionSet)
-			var buf bytes.Buffer
-			data.MarshalGQL(&buf)
+			buf := serial.Buffer()
+
+			data.MarshalGQL(buf)
 
 			return &graphql.Response{
 				Data: buf.Bytes(),

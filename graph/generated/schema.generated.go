@@ -374,7 +374,7 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		Object: "Mutation",
 	})
 
-	out := graphql.NewFieldSet(fields)
+	out := serial.NewFields(len(fields))
 
 	for i, field := range fields {
 		innerCtx := graphql.WithRootFieldContext(ctx, &graphql.RootFieldContext{
@@ -430,7 +430,7 @@ var tokenImplementors = []string{"Token"}
 func (ec *executionContext) _Token(ctx context.Context, sel ast.SelectionSet, obj *service.Token) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, tokenImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out := serial.NewFields(len(fields))
 
 	for i, field := range fields {
 		switch field.Name {
