@@ -1,13 +1,19 @@
 //go:build ignore
 
 // Command gqlgen generates the GraphQL executor (graph/generated), models and
-// resolver stubs as `go tool gqlgen` does, from gqlgen.yml, then points every
-// list of objects at serial.MarshalSlice instead of gqlgen's
-// graphql.MarshalSliceConcurrently, every scalar field read straight from
-// its object at serial.Value instead of graphql.ResolveField, and every
-// object's resolved fields at serial.Object instead of gqlgen's FieldSet
-// marshalling, with the deferred-fragment bookkeeping done only when a
-// fragment is deferred (see package graph/serial for why).
+// resolver stubs as `go tool gqlgen` does, from gqlgen.yml, then rewrites
+// the hot paths of the generated code onto package graph/serial (which says
+// why for each):
+//   - every list of objects marshalled by serial.MarshalSlice instead of
+//     graphql.MarshalSliceConcurrently;
+//   - every scalar field read straight from its object by serial.Value
+//     instead of graphql.ResolveField;
+//   - every object's resolved fields written by serial.Object instead of
+//     gqlgen's FieldSet, with the deferred-fragment bookkeeping done only
+//     when a fragment can be deferred, and no FieldSet at all for an object
+//     whose fields all resolve in place (serial.Fields);
+//   - fields collected through serial.CollectFields, the response's data
+//     written into a pooled buffer (serial.Buffer).
 //
 // gqlgen has no option for this: its exec template marshals every list of
 // non-scalars with one goroutine per element, and worker_limit only bounds
@@ -105,6 +111,10 @@ func rewrite(path string, schema *gqlast.Schema) (int, int, int, error) {
 		}
 		if pkg, ok := sel.X.(*ast.Ident); ok && pkg.Name == "graphql" && sel.Sel.Name == "MarshalSliceConcurrently" {
 			pkg.Name, sel.Sel.Name = "serial", "MarshalSlice"
+			n++
+		}
+		if pkg, ok := sel.X.(*ast.Ident); ok && pkg.Name == "graphql" && sel.Sel.Name == "CollectFields" {
+			pkg.Name = "serial"
 			n++
 		}
 		return true

@@ -10,6 +10,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/acme/itemsvc/graph/generated"
+	"github.com/acme/itemsvc/graph/serial"
 	"github.com/acme/itemsvc/internal/service"
 )
 
@@ -54,6 +55,7 @@ func NewServer(svc *service.Service, opts Options) http.Handler {
 	srv.SetParserTokenLimit(parserTokenLimit)
 	srv.SetValidationRulesFn(validationRules)
 	srv.Use(queriesOverGET{})
+	srv.Use(serial.FieldsCache{})
 	srv.Use(extension.Introspection{})
 	srv.Use(depthLimit{max: opts.MaxDepth})
 	srv.Use(costLimit{schema: es.Schema(), max: opts.MaxComplexity, anonymousIntrospection: opts.AnonymousIntrospection})
