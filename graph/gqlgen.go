@@ -194,7 +194,7 @@ func objectTail(fn *ast.FuncDecl) bool {
 			for _, st := range kept {
 				if declares(st, "out") {
 					st.(*ast.AssignStmt).Rhs = []ast.Expr{&ast.CallExpr{
-						Fun: &ast.SelectorExpr{X: ast.NewIdent("serial"), Sel: ast.NewIdent("NewFields")},
+						Fun:  &ast.SelectorExpr{X: ast.NewIdent("serial"), Sel: ast.NewIdent("NewFields")},
 						Args: []ast.Expr{&ast.CallExpr{Fun: ast.NewIdent("len"), Args: []ast.Expr{ast.NewIdent("fields")}}},
 					}}
 				}
