@@ -92,7 +92,7 @@ func rewrite(path string, schema *gqlast.Schema) (int, int, int, error) {
 		if !ok {
 			continue
 		}
-		if plainScalar(fn, schema) {
+		if plainScalar(fn, schema) || plainObject(fn, schema) {
 			values++
 		}
 		if objectTail(fn) {
@@ -133,6 +133,92 @@ func rewrite(path string, schema *gqlast.Schema) (int, int, int, error) {
 		return 0, 0, 0, fmt.Errorf("format: %w", err)
 	}
 	return n, values, objects, os.WriteFile(path, buf.Bytes(), 0o644)
+}
+
+// plainObject rewrites the body of a generated field function
+// `_Type_field(ctx, field, obj)` whose value is an object read straight
+// from obj, with no directive (an edge's node, a connection's page info):
+//
+//	return graphql.ResolveField(ctx, ec.OperationContext, field, fc,
+//		func(ctx context.Context) (any, error) { return obj.X, nil },
+//		nil, marshal, recover, nonNull)
+//
+// into `return serial.Field(ctx, ec.OperationContext, field, fc, obj.X,
+// marshal, recover)`, and reports whether it did.
+func plainObject(fn *ast.FuncDecl, schema *gqlast.Schema) bool {
+	fd := schemaField(fn, schema)
+	if fd == nil || schema.Types[fd.Type.Name()].Kind != gqlast.Object {
+		return false
+	}
+	call, value := plainResolve(fn)
+	if call == nil {
+		return false
+	}
+	fn.Body.List[0].(*ast.ReturnStmt).Results[0] = &ast.CallExpr{
+		Fun: &ast.SelectorExpr{X: ast.NewIdent("serial"), Sel: ast.NewIdent("Field")},
+		Args: []ast.Expr{
+			call.Args[0], call.Args[1], call.Args[2], call.Args[3],
+			&ast.SelectorExpr{X: ast.NewIdent("obj"), Sel: ast.NewIdent(value)},
+			call.Args[6], call.Args[7],
+		},
+	}
+	return true
+}
+
+// schemaField is the schema field a generated `_Type_field` function
+// resolves, or nil.
+func schemaField(fn *ast.FuncDecl, schema *gqlast.Schema) *gqlast.FieldDefinition {
+	if fn.Recv == nil || fn.Body == nil || len(fn.Body.List) != 1 || !strings.HasPrefix(fn.Name.Name, "_") {
+		return nil
+	}
+	name := fn.Name.Name[1:]
+	cut := strings.LastIndex(name, "_")
+	if cut <= 0 {
+		return nil
+	}
+	def := schema.Types[name[:cut]]
+	if def == nil {
+		return nil
+	}
+	fd := def.Fields.ForName(name[cut+1:])
+	if fd == nil || schema.Types[fd.Type.Name()] == nil {
+		return nil
+	}
+	return fd
+}
+
+// plainResolve returns the graphql.ResolveField call that fn's body
+// returns and the name of the obj field its resolver returns, when the
+// resolver is `return obj.X, nil` and no directive wraps the field.
+func plainResolve(fn *ast.FuncDecl) (*ast.CallExpr, string) {
+	ret, ok := fn.Body.List[0].(*ast.ReturnStmt)
+	if !ok || len(ret.Results) != 1 {
+		return nil, ""
+	}
+	call, ok := ret.Results[0].(*ast.CallExpr)
+	if !ok || len(call.Args) != 9 {
+		return nil, ""
+	}
+	sel, ok := call.Fun.(*ast.SelectorExpr)
+	if !ok || sel.Sel.Name != "ResolveField" || !isIdent(sel.X, "graphql") {
+		return nil, ""
+	}
+	if !isIdent(call.Args[5], "nil") {
+		return nil, "" // a directive wraps the field
+	}
+	resolver, ok := call.Args[4].(*ast.FuncLit)
+	if !ok || len(resolver.Body.List) != 1 {
+		return nil, ""
+	}
+	body, ok := resolver.Body.List[0].(*ast.ReturnStmt)
+	if !ok || len(body.Results) != 2 || !isIdent(body.Results[1], "nil") {
+		return nil, ""
+	}
+	value, ok := body.Results[0].(*ast.SelectorExpr)
+	if !ok || !isIdent(value.X, "obj") {
+		return nil, "" // a method call, a resolver: may fail
+	}
+	return call, value.Sel.Name
 }
 
 // objectTail rewrites the end of a generated object marshaller
@@ -337,68 +423,24 @@ func isCall(s ast.Stmt, x, name string) bool {
 // into `return serial.Value(ctx, field, obj.X, marshal)`, and reports
 // whether it did.
 func plainScalar(fn *ast.FuncDecl, schema *gqlast.Schema) bool {
-	if fn.Recv == nil || fn.Body == nil || len(fn.Body.List) != 1 || !strings.HasPrefix(fn.Name.Name, "_") {
-		return false
-	}
-	name := fn.Name.Name[1:]
-	cut := strings.LastIndex(name, "_")
-	if cut <= 0 {
-		return false
-	}
-	def := schema.Types[name[:cut]]
-	if def == nil {
-		return false
-	}
-	fd := def.Fields.ForName(name[cut+1:])
-	if fd == nil || schema.Types[fd.Type.Name()] == nil {
+	fd := schemaField(fn, schema)
+	if fd == nil {
 		return false
 	}
 	if k := schema.Types[fd.Type.Name()].Kind; k != gqlast.Scalar && k != gqlast.Enum {
 		return false
 	}
-	ret, ok := fn.Body.List[0].(*ast.ReturnStmt)
-	if !ok || len(ret.Results) != 1 {
-		return false
-	}
-	call, ok := ret.Results[0].(*ast.CallExpr)
-	if !ok || len(call.Args) != 9 {
-		return false
-	}
-	sel, ok := call.Fun.(*ast.SelectorExpr)
-	if !ok || sel.Sel.Name != "ResolveField" {
-		return false
-	}
-	if pkg, ok := sel.X.(*ast.Ident); !ok || pkg.Name != "graphql" {
-		return false
-	}
-	if mw, ok := call.Args[5].(*ast.Ident); !ok || mw.Name != "nil" {
-		return false // a directive wraps the field
-	}
-	resolver, ok := call.Args[4].(*ast.FuncLit)
-	if !ok || len(resolver.Body.List) != 1 {
-		return false
-	}
-	body, ok := resolver.Body.List[0].(*ast.ReturnStmt)
-	if !ok || len(body.Results) != 2 {
-		return false
-	}
-	value, ok := body.Results[0].(*ast.SelectorExpr)
-	if !ok {
-		return false // a method call, a resolver: may fail
-	}
-	if obj, ok := value.X.(*ast.Ident); !ok || obj.Name != "obj" {
-		return false
-	}
-	if nilErr, ok := body.Results[1].(*ast.Ident); !ok || nilErr.Name != "nil" {
+	call, value := plainResolve(fn)
+	if call == nil {
 		return false
 	}
 	// New nodes without positions, so that the printer lays the call out on
 	// one line rather than where the dropped arguments were.
-	ret.Results[0] = &ast.CallExpr{
+	fn.Body.List[0].(*ast.ReturnStmt).Results[0] = &ast.CallExpr{
 		Fun: &ast.SelectorExpr{X: ast.NewIdent("serial"), Sel: ast.NewIdent("Value")},
 		Args: []ast.Expr{
 			ast.NewIdent("ctx"), ast.NewIdent("field"),
-			&ast.SelectorExpr{X: ast.NewIdent("obj"), Sel: ast.NewIdent(value.Sel.Name)},
+			&ast.SelectorExpr{X: ast.NewIdent("obj"), Sel: ast.NewIdent(value)},
 			call.Args[6],
 		},
 	}

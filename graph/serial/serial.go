@@ -146,3 +146,32 @@ func Release(data []byte) {
 	}
 	buffers.Put(bytes.NewBuffer(data[:0]))
 }
+
+// Field resolves an object-valued field read straight from its object (the
+// generated resolver is `return obj.Field, nil`, with no directive) as
+// graphql.ResolveField does: the field's context for its children, a
+// panic turned into an error, but without the resolver, middleware and
+// result closures gqlgen allocates around a value that is already there.
+// A nil object reaches marshal, which reports a non-null field as null, as
+// it does through gqlgen. As for Value, the server has no field middleware
+// that these fields would skip.
+func Field[T any](ctx context.Context, oc *graphql.OperationContext, field graphql.CollectedField,
+	fieldContext func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error),
+	v T, marshal func(ctx context.Context, sel ast.SelectionSet, v T) graphql.Marshaler, recoverFromPanic bool,
+) (ret graphql.Marshaler) {
+	fc, err := fieldContext(ctx, field)
+	if err != nil {
+		return graphql.Null
+	}
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if recoverFromPanic {
+		defer func() {
+			if r := recover(); r != nil {
+				oc.Error(ctx, oc.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+	}
+	fc.Result = v
+	return marshal(ctx, field.Selections, v)
+}

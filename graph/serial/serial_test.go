@@ -102,3 +102,46 @@ func TestObject(t *testing.T) {
 		}
 	})
 }
+
+// TestField: the marshaller runs under the field's own context, holding
+// the value as its result; a panic becomes one error on the field and a
+// null, as through graphql.ResolveField.
+func TestField(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		panics bool
+		want   string
+		errs   int
+	}{
+		{"value", false, `"v"`, 0},
+		{"a panic is an error and null", true, `null`, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := graphql.WithResponseContext(context.Background(), graphql.DefaultErrorPresenter, graphql.DefaultRecover)
+			oc := &graphql.OperationContext{RecoverFunc: graphql.DefaultRecover}
+			ctx = graphql.WithOperationContext(ctx, oc)
+			field := graphql.CollectedField{Field: &ast.Field{Alias: "node", Name: "node"}}
+			fc := &graphql.FieldContext{Object: "Edge", Field: field}
+			m := Field(ctx, oc, field,
+				func(context.Context, graphql.CollectedField) (*graphql.FieldContext, error) { return fc, nil },
+				"v",
+				func(ctx context.Context, _ ast.SelectionSet, v string) graphql.Marshaler {
+					if graphql.GetFieldContext(ctx) != fc || fc.Result != "v" {
+						t.Errorf("marshal sees field context %v, result %v", graphql.GetFieldContext(ctx), fc.Result)
+					}
+					if tc.panics {
+						panic("boom")
+					}
+					return graphql.MarshalString(v)
+				}, true)
+			var buf bytes.Buffer
+			m.MarshalGQL(&buf)
+			if buf.String() != tc.want {
+				t.Errorf("wrote %s, want %s", buf.String(), tc.want)
+			}
+			if errs := graphql.GetErrors(ctx); len(errs) != tc.errs {
+				t.Errorf("errors %v, want %d", errs, tc.errs)
+			}
+		})
+	}
+}
