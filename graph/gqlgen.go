@@ -289,6 +289,7 @@ func objectTail(fn *ast.FuncDecl) bool {
 		fn.Body.List = append(kept, object)
 		return true
 	}
+	lazyDeferMap(fn.Body)
 	list[len(list)-3] = &ast.IfStmt{
 		Cond: &ast.BinaryExpr{
 			X:  &ast.CallExpr{Fun: ast.NewIdent("len"), Args: []ast.Expr{ast.NewIdent("deferLabelToView")}},
@@ -300,6 +301,48 @@ func objectTail(fn *ast.FuncDecl) bool {
 	list[len(list)-2] = object
 	fn.Body.List = list[:len(list)-1]
 	return true
+}
+
+// lazyDeferMap turns `deferLabelToView := make(map[…]…)` into a nil map
+// declaration and makes the map in each `if field.IsDeferred() {…}` block,
+// the only place it is written: an object of which nothing is deferred
+// (every item of a page) then makes no map.
+func lazyDeferMap(body *ast.BlockStmt) {
+	for i, st := range body.List {
+		if !declares(st, "deferLabelToView") {
+			continue
+		}
+		mk, ok := st.(*ast.AssignStmt).Rhs[0].(*ast.CallExpr)
+		if !ok || !isIdent(mk.Fun, "make") || len(mk.Args) != 1 {
+			return
+		}
+		body.List[i] = &ast.DeclStmt{Decl: &ast.GenDecl{Tok: token.VAR, Specs: []ast.Spec{
+			&ast.ValueSpec{Names: []*ast.Ident{ast.NewIdent("deferLabelToView")}, Type: mk.Args[0]},
+		}}}
+		ast.Inspect(body, func(n ast.Node) bool {
+			ifs, ok := n.(*ast.IfStmt)
+			if !ok {
+				return true
+			}
+			call, ok := ifs.Cond.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			if sel, ok := call.Fun.(*ast.SelectorExpr); !ok || sel.Sel.Name != "IsDeferred" {
+				return true
+			}
+			ifs.Body.List = append([]ast.Stmt{&ast.IfStmt{
+				Cond: &ast.BinaryExpr{X: ast.NewIdent("deferLabelToView"), Op: token.EQL, Y: ast.NewIdent("nil")},
+				Body: &ast.BlockStmt{List: []ast.Stmt{&ast.AssignStmt{
+					Lhs: []ast.Expr{ast.NewIdent("deferLabelToView")},
+					Tok: token.ASSIGN,
+					Rhs: []ast.Expr{&ast.CallExpr{Fun: ast.NewIdent("make"), Args: []ast.Expr{mk.Args[0]}}},
+				}}},
+			}}, ifs.Body.List...)
+			return true
+		})
+		return
+	}
 }
 
 // defers reports whether body asks any field `field.IsDeferred()`: only

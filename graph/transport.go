@@ -136,7 +136,25 @@ func jsonBody(c *gin.Context) {
 		rest.Fail(c, apperr.Validation("body", "could not be read: "+err.Error()))
 		return
 	}
-	c.Request.Body = io.NopCloser(bytes.NewReader(body))
+	c.Request.Body = readBody{Reader: bytes.NewReader(body), data: body}
+}
+
+// readBody is a request body jsonBody has read whole: the POST transport
+// takes its bytes rather than copying them again.
+type readBody struct {
+	*bytes.Reader
+	data []byte
+}
+
+// Close implements io.Closer.
+func (readBody) Close() error { return nil }
+
+// bodyBytes reads r's body whole, or takes the bytes jsonBody read.
+func bodyBytes(r *http.Request) ([]byte, error) {
+	if b, ok := r.Body.(readBody); ok {
+		return b.data, nil
+	}
+	return io.ReadAll(r.Body)
 }
 
 // unsupported is the last transport: it answers any request the others do
