@@ -131,7 +131,7 @@ func securityHeaders(c *gin.Context) {
 // (apperr.FromRequest).
 func deadline(d time.Duration) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		if d <= 0 {
+		if d <= 0 || streaming(c) {
 			c.Next()
 			return
 		}
@@ -140,4 +140,16 @@ func deadline(d time.Duration) gin.HandlerFunc {
 		c.Request = c.Request.WithContext(ctx)
 		c.Next()
 	}
+}
+
+// streaming reports a request that opens a long-lived stream: the REST event
+// stream, or GraphQL over a WebSocket or Server-Sent Events. The deadline
+// would end it; its database queries keep theirs (internal/events).
+func streaming(c *gin.Context) bool {
+	if c.FullPath() == EventStreamPath {
+		return true
+	}
+	h := c.Request.Header
+	return strings.EqualFold(h.Get("Upgrade"), "websocket") ||
+		strings.Contains(h.Get("Accept"), "text/event-stream")
 }

@@ -93,6 +93,7 @@ func NewRouter(svc *service.Service, opts Options) *gin.Engine {
 	bindUsers(api, svc)
 	bindItems(api, svc)
 	bindWebhooks(api, svc)
+	bindEvents(v1, svc, authenticated)
 
 	bindOps(e, opts)
 	if opts.Mount != nil {

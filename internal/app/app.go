@@ -18,6 +18,7 @@ import (
 	"github.com/acme/itemsvc/internal/auth"
 	"github.com/acme/itemsvc/internal/config"
 	"github.com/acme/itemsvc/internal/database"
+	"github.com/acme/itemsvc/internal/events"
 	"github.com/acme/itemsvc/internal/ratelimit"
 	"github.com/acme/itemsvc/internal/sandbox"
 	"github.com/acme/itemsvc/internal/secrets"
@@ -40,6 +41,8 @@ type App struct {
 	Sandbox *sandbox.Sandbox
 	// Webhooks is the webhook dispatcher, run as a worker by Start.
 	Webhooks *webhook.Dispatcher
+	// Events is the event feed's hub, run as a worker by Start.
+	Events *events.Hub
 	// Keys is the server secret (SECRET_KEY or its key file); SigningKey
 	// the token signing key derived from it (or JWT_SECRET).
 	Keys       *secrets.Keys
@@ -148,6 +151,19 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, db *databas
 		sopts.OnCommit = dispatcher.Notify
 	}
 
+	// Event feeds (DESIGN §7): one tailer per process, woken by local
+	// commits, by other replicas (wake.go) and by a slow poll.
+	hub := events.New(db.Client, events.Options{
+		QueryTimeout: cfg.RequestTimeout,
+		PerKey:       cfg.EventStreamsPerKey,
+		Buffer:       cfg.EventStreamBuffer,
+		Logger:       log,
+		Metrics:      a.Metrics,
+	})
+	sopts.Events = hub
+	prev := sopts.OnCommit
+	sopts.OnCommit = func() { hub.Notify(); prev() }
+
 	sopts.SecretBox = keys.Box(secrets.PurposeWebhooks)
 	svc := service.New(db.Client, auth.NewTokens(signing, cfg.TokenTTL), sopts)
 	if n, err := svc.SealWebhookSecrets(ctx); err != nil {
@@ -157,7 +173,8 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, db *databas
 	}
 	a.Service = svc
 	a.Webhooks = dispatcher
-	a.workers = append(a.workers, Worker{Name: "webhooks", Run: dispatcher.Run})
+	a.workers = append(a.workers, Worker{Name: "webhooks", Run: dispatcher.Run}, Worker{Name: "events", Run: hub.Run})
+	a.Events = hub
 
 	ropts := rest.Options{
 		Logger:         log,
