@@ -15,8 +15,8 @@ import (
 	"github.com/acme/itemsvc/internal/app"
 	"github.com/acme/itemsvc/internal/config"
 	"github.com/acme/itemsvc/internal/service"
-	"github.com/acme/itemsvc/internal/viewer"
 	"github.com/acme/itemsvc/internal/testutil"
+	"github.com/acme/itemsvc/internal/viewer"
 )
 
 // eventRow is an event as the feed renders it.
