@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"sync"
 
 	"entgo.io/ent/dialect"
@@ -189,6 +190,7 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, db *databas
 				MaxDepth:               cfg.GraphQLMaxDepth,
 				MaxComplexity:          cfg.GraphQLMaxComplexity,
 				AnonymousIntrospection: cfg.Playground,
+				WebSocketOrigins:       originHosts(cfg.CORSOrigins),
 				Logger:                 log,
 			})
 			graph.Mount(e, gql, graph.MountOptions{
@@ -229,4 +231,19 @@ func (a *App) Close() error {
 		}
 	}
 	return a.DB.Close()
+}
+
+// originHosts are the hosts of CORS_ORIGINS, the patterns a browser page's
+// WebSocket origin is checked against ("*": any).
+func originHosts(origins []string) []string {
+	var hosts []string
+	for _, o := range origins {
+		if o == "*" {
+			return []string{"*"}
+		}
+		if u, err := url.Parse(o); err == nil && u.Host != "" {
+			hosts = append(hosts, u.Host)
+		}
+	}
+	return hosts
 }

@@ -274,3 +274,10 @@ func (h *Hub) closeAll() {
 	}
 	h.stopped = true
 }
+
+// Subscribers is the number of streams receiving live events.
+func (h *Hub) Subscribers() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.subs)
+}
