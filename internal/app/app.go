@@ -10,10 +10,12 @@ import (
 	"net/http"
 	"net/url"
 	"sync"
+	"time"
 
 	"entgo.io/ent/dialect"
 	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/acme/itemsvc/graph"
 	"github.com/acme/itemsvc/internal/auth"
@@ -50,6 +52,7 @@ type App struct {
 	SigningKey []byte
 
 	workers []Worker
+	redis   *redis.Client // the event relay's, when REDIS_URL is set
 	limits  *ratelimit.Limits
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
@@ -71,6 +74,9 @@ type Options struct {
 	// WrapDriver, when set, wraps the database driver under the ent client
 	// (tests count statements with it).
 	WrapDriver func(dialect.Driver) dialect.Driver
+	// EventPoll is how often the event tailer reads the outbox when nothing
+	// wakes it (default 1s); tests of the wake-ups make it long.
+	EventPoll time.Duration
 	// Webhooks tunes the webhook dispatcher (clock, timeouts, transport)
 	// and the resolver of its address guard.
 	Webhooks webhook.Options
@@ -154,16 +160,22 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, db *databas
 
 	// Event feeds (DESIGN §7): one tailer per process, woken by local
 	// commits, by other replicas (wake.go) and by a slow poll.
+	relay, err := a.eventRelay(cfg, db)
+	if err != nil {
+		return nil, err
+	}
 	hub := events.New(db.Client, events.Options{
+		PollInterval: opts.EventPoll,
 		QueryTimeout: cfg.RequestTimeout,
 		PerKey:       cfg.EventStreamsPerKey,
 		Buffer:       cfg.EventStreamBuffer,
+		Relay:        relay,
 		Logger:       log,
 		Metrics:      a.Metrics,
 	})
 	sopts.Events = hub
 	prev := sopts.OnCommit
-	sopts.OnCommit = func() { hub.Notify(); prev() }
+	sopts.OnCommit = func() { hub.Committed(); prev() }
 
 	sopts.SecretBox = keys.Box(secrets.PurposeWebhooks)
 	svc := service.New(db.Client, auth.NewTokens(signing, cfg.TokenTTL), sopts)
@@ -225,6 +237,9 @@ func (a *App) Close() error {
 		a.cancel()
 	}
 	a.wg.Wait()
+	if a.redis != nil {
+		_ = a.redis.Close()
+	}
 	if a.limits != nil {
 		if err := a.limits.Close(); err != nil {
 			a.Logger.Warn("close rate-limit store", "err", err)
@@ -246,4 +261,26 @@ func originHosts(origins []string) []string {
 		}
 	}
 	return hosts
+}
+
+// eventRelay picks how event wake-ups reach the other replicas: Redis
+// pub/sub when REDIS_URL is set, else PostgreSQL LISTEN/NOTIFY; on SQLite,
+// none (one process writes, and wakes its own tailer).
+func (a *App) eventRelay(cfg config.Config, db *database.DB) (events.Relay, error) {
+	if cfg.RedisURL != "" {
+		opt, err := redis.ParseURL(cfg.RedisURL)
+		if err != nil {
+			return nil, fmt.Errorf("REDIS_URL: %w", err)
+		}
+		a.redis = redis.NewClient(opt)
+		return events.RedisRelay{Client: a.redis}, nil
+	}
+	if db.Dialect != "postgres" {
+		return nil, nil
+	}
+	_, dsn, err := config.ParseDatabaseURL(cfg.DatabaseURL)
+	if err != nil {
+		return nil, err
+	}
+	return events.PostgresRelay{DB: db.SQL, DSN: dsn}, nil
 }

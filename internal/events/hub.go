@@ -36,6 +36,9 @@ type Options struct {
 	// QueryTimeout bounds each read of the outbox (REQUEST_TIMEOUT): a
 	// stream outlives any request deadline, its queries do not. Default 5s.
 	QueryTimeout time.Duration
+	// Relay carries wake-ups to and from other replicas (wake.go); nil:
+	// this process only (SQLite), other replicas' events found by the poll.
+	Relay Relay
 	// Logger receives the tailer's warnings. Default slog.Default().
 	Logger *slog.Logger
 	// Metrics registers the hub's collectors; nil: none.
@@ -52,6 +55,7 @@ type Hub struct {
 	log     *slog.Logger
 	metrics *metrics
 	wake    chan struct{}
+	publish chan struct{}
 
 	mu     sync.Mutex
 	last   int64 // the seq the tailer has fanned out up to
@@ -80,12 +84,13 @@ func New(client *ent.Client, opts Options) *Hub {
 		opts.Logger = slog.Default()
 	}
 	h := &Hub{
-		db:     client,
-		opts:   opts,
-		log:    opts.Logger.With("component", "events"),
-		wake:   make(chan struct{}, 1),
-		subs:   map[*Subscription]struct{}{},
-		perKey: map[string]int{},
+		db:      client,
+		opts:    opts,
+		log:     opts.Logger.With("component", "events"),
+		wake:    make(chan struct{}, 1),
+		publish: make(chan struct{}, 1),
+		subs:    map[*Subscription]struct{}{},
+		perKey:  map[string]int{},
 	}
 	h.metrics = newMetrics(opts.Metrics)
 	return h
@@ -109,6 +114,11 @@ func system(ctx context.Context) context.Context {
 // Run tails the outbox until ctx ends, then ends every subscription.
 func (h *Hub) Run(ctx context.Context) {
 	defer h.closeAll()
+	if h.opts.Relay != nil {
+		relayDone := make(chan struct{})
+		go func() { defer close(relayDone); h.relay(ctx) }()
+		defer func() { <-relayDone }()
+	}
 	poll := time.NewTimer(h.opts.PollInterval)
 	defer poll.Stop()
 	for ctx.Err() == nil {
