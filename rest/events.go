@@ -35,18 +35,6 @@ func bindEvents(v1 *gin.RouterGroup, svc *service.Service, authenticated []gin.H
 	api.GET("/events/:id", h.get)
 }
 
-// eventBody is an event as the feed renders it: the body of its webhook
-// deliveries (internal/webhook, payload.go).
-type eventBody struct {
-	ID        string          `json:"id"`
-	Event     string          `json:"event"`
-	Data      json.RawMessage `json:"data"`
-	Timestamp time.Time       `json:"timestamp"`
-}
-
-func newEventBody(ev events.Event) eventBody {
-	return eventBody{ID: ev.ID, Event: ev.Type, Data: ev.Item, Timestamp: ev.Timestamp.UTC()}
-}
 
 // eventsPagination is the pagination of GET /events: a cursor, no counts.
 type eventsPagination struct {
@@ -65,9 +53,9 @@ func (h eventsHandler) list(c *gin.Context) {
 		renderError(c, err)
 		return
 	}
-	data := make([]eventBody, len(page.Events))
+	data := make([]events.Body, len(page.Events))
 	for i, ev := range page.Events {
-		data[i] = newEventBody(ev)
+		data[i] = ev.Body()
 	}
 	m := newMeta(c)
 	m.Pagination = eventsPagination{Limit: p.Limit, NextCursor: nextCursor{offered: true, value: page.Next}}
@@ -80,7 +68,7 @@ func (h eventsHandler) get(c *gin.Context) {
 		renderError(c, err)
 		return
 	}
-	renderData(c, http.StatusOK, newEventBody(ev))
+	renderData(c, http.StatusOK, ev.Body())
 }
 
 // stream serves GET /v1/events/stream: every event the caller may see from
@@ -125,49 +113,37 @@ func (h eventsHandler) stream(c *gin.Context) {
 	fmt.Fprint(w, "retry: 1000\n\n")
 	w.Flush()
 
-	next := make(chan struct{}, 1)
-	type result struct {
-		ev  events.Event
-		err error
-	}
-	results := make(chan result)
-	go func() {
-		for range next {
-			ev, err := st.Next(ctx)
-			results <- result{ev, err}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	defer close(next)
-	next <- struct{}{}
-	keepAlive := time.NewTicker(keepAliveEvery)
+	// One goroutine waits and writes: each event is a frame the tailer
+	// rendered once for every stream; those already waiting are written
+	// with it before one flush.
+	keepAlive := time.NewTimer(keepAliveEvery)
 	defer keepAlive.Stop()
 	for {
-		select {
-		case r := <-results:
-			if r.err != nil {
-				if ctx.Err() == nil {
-					writeStreamError(c, r.err)
-				}
-				return
+		ev, err := st.NextOrIdle(ctx, keepAlive.C)
+		switch {
+		case errors.Is(err, events.ErrIdle):
+			fmt.Fprint(w, ": keep-alive\n\n")
+			w.Flush()
+			keepAlive.Reset(keepAliveEvery)
+			continue
+		case err != nil:
+			if ctx.Err() == nil {
+				writeStreamError(c, err)
 			}
-			body, err := json.Marshal(newEventBody(r.ev))
+			return
+		}
+		for ok := true; ok; ev, ok = st.TryNext() {
+			frame, err := ev.SSEFrame()
 			if err != nil {
 				writeStreamError(c, err)
 				return
 			}
-			fmt.Fprintf(w, "id: %s\nevent: %s\ndata: %s\n\n", r.ev.ID, r.ev.Type, body)
-			w.Flush()
-			next <- struct{}{}
-		case <-keepAlive.C:
-			fmt.Fprint(w, ": keep-alive\n\n")
-			w.Flush()
-		case <-ctx.Done():
-			<-results // the reader stops on ctx too
-			return
+			if _, err := w.Write(frame); err != nil {
+				return // the client left
+			}
 		}
+		w.Flush()
+		keepAlive.Reset(keepAliveEvery)
 	}
 }
 

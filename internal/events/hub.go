@@ -190,6 +190,9 @@ func (h *Hub) tail(ctx context.Context) error {
 		h.mu.Lock()
 		for _, r := range rows {
 			ev := FromRow(r)
+			if frame, err := ev.SSEFrame(); err == nil {
+				ev.Frame = frame // once for every stream
+			}
 			for s := range h.subs {
 				if s.wants(ev) {
 					h.deliver(s, ev)

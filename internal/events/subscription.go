@@ -28,6 +28,44 @@ type Event struct {
 	// Item is the item as the change left it (as it was, for item.deleted),
 	// in the API's JSON.
 	Item json.RawMessage
+	// Frame is the event as one Server-Sent Events frame, rendered once by
+	// the tailer for all the streams it reaches; nil on replayed events.
+	Frame []byte
+}
+
+// Body is the event's JSON: the body of its webhook deliveries.
+type Body struct {
+	ID        string          `json:"id"`
+	Event     string          `json:"event"`
+	Data      json.RawMessage `json:"data"`
+	Timestamp time.Time       `json:"timestamp"`
+}
+
+// Body returns the event's JSON body.
+func (ev Event) Body() Body {
+	return Body{ID: ev.ID, Event: ev.Type, Data: ev.Item, Timestamp: ev.Timestamp.UTC()}
+}
+
+// SSEFrame renders the event as a Server-Sent Events frame: its id (the
+// cursor Last-Event-ID resumes after), its type as the event name, its body
+// as the data.
+func (ev Event) SSEFrame() ([]byte, error) {
+	if ev.Frame != nil {
+		return ev.Frame, nil
+	}
+	body, err := json.Marshal(ev.Body())
+	if err != nil {
+		return nil, fmt.Errorf("encode event %s: %w", ev.ID, err)
+	}
+	b := make([]byte, 0, len(body)+len(ev.ID)+len(ev.Type)+24)
+	b = append(b, "id: "...)
+	b = append(b, ev.ID...)
+	b = append(b, "\nevent: "...)
+	b = append(b, ev.Type...)
+	b = append(b, "\ndata: "...)
+	b = append(b, body...)
+	b = append(b, "\n\n"...)
+	return b, nil
 }
 
 // FromRow is the feed's view of an outbox row.
@@ -132,19 +170,50 @@ func (s *Subscription) wants(ev Event) bool {
 	return s.viewer.Admin() || ev.UserID == s.viewer.UserID
 }
 
-// ErrCheck is what NextOrCheck returns when its check channel fires.
-var ErrCheck = errors.New("events: check due")
+// ErrCheck is what NextOrCheck returns when its check channel fires, and
+// ErrIdle when its idle channel does.
+var (
+	ErrCheck = errors.New("events: check due")
+	ErrIdle  = errors.New("events: idle")
+)
 
 // Next returns the next event: first those missed since the cursor, read
 // from the outbox, then live ones. It fails when ctx ends or the hub ended
 // the stream (Err).
 func (s *Subscription) Next(ctx context.Context) (Event, error) {
-	return s.NextOrCheck(ctx, nil)
+	return s.NextOrCheck(ctx, nil, nil)
+}
+
+// TryNext returns the next event if one is at hand (replayed, or live and
+// waiting), without blocking: a writer drains these before it flushes.
+func (s *Subscription) TryNext() (Event, bool) {
+	if len(s.pending) > 0 {
+		ev := s.pending[0]
+		s.pending = s.pending[1:]
+		s.pos = ev.Seq
+		return ev, true
+	}
+	if !s.caughtUp {
+		return Event{}, false
+	}
+	for {
+		select {
+		case ev := <-s.live:
+			if ev.Seq <= s.pos {
+				continue
+			}
+			s.pos = ev.Seq
+			return ev, true
+		default:
+			return Event{}, false
+		}
+	}
 }
 
 // NextOrCheck is Next that also returns ErrCheck when check fires while it
-// waits for a live event (the caller re-checks the client's credentials).
-func (s *Subscription) NextOrCheck(ctx context.Context, check <-chan time.Time) (Event, error) {
+// waits for a live event (the caller re-checks the client's credentials),
+// and ErrIdle when idle does (the caller sends a keep-alive).
+func (s *Subscription) NextOrCheck(ctx context.Context, check, idle <-chan time.Time) (Event, error) {
 	for {
 		if len(s.pending) > 0 {
 			ev := s.pending[0]
@@ -172,6 +241,8 @@ func (s *Subscription) NextOrCheck(ctx context.Context, check <-chan time.Time) 
 			return Event{}, s.err
 		case <-check:
 			return Event{}, ErrCheck
+		case <-idle:
+			return Event{}, ErrIdle
 		case <-ctx.Done():
 			return Event{}, ctx.Err()
 		}

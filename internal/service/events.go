@@ -206,8 +206,13 @@ func (st *Stream) untilCheck() time.Duration {
 // Next returns the next event, or why the stream ends: the hub's reason
 // (SLOW_CONSUMER, shutdown), a token that expired or a key revoked since.
 func (st *Stream) Next(ctx context.Context) (events.Event, error) {
+	return st.NextOrIdle(ctx, nil)
+}
+
+// NextOrIdle is Next that returns events.ErrIdle when idle fires first.
+func (st *Stream) NextOrIdle(ctx context.Context, idle <-chan time.Time) (events.Event, error) {
 	for {
-		ev, err := st.Subscription.NextOrCheck(ctx, st.check.C)
+		ev, err := st.Subscription.NextOrCheck(ctx, st.check.C, idle)
 		if !errors.Is(err, events.ErrCheck) {
 			return ev, err
 		}

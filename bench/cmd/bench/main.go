@@ -203,7 +203,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		res.Rows = append(res.Rows, row)
 	}
 	if realtime {
-		rt, err := measureRealtime(ctx, srv, fx, o, progress)
+		rt, err := measureRealtime(ctx, srv, fx, o, prof, progress)
 		if err != nil {
 			return fmt.Errorf("realtime: %w", err)
 		}
