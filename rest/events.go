@@ -35,7 +35,6 @@ func bindEvents(v1 *gin.RouterGroup, svc *service.Service, authenticated []gin.H
 	api.GET("/events/:id", h.get)
 }
 
-
 // eventsPagination is the pagination of GET /events: a cursor, no counts.
 type eventsPagination struct {
 	Limit      int        `json:"limit"`
