@@ -371,6 +371,18 @@ func TestEventStreamEnds(t *testing.T) {
 			t.Fatalf("got %+v", ev)
 		}
 	})
+	t.Run("expired token", func(t *testing.T) {
+		// Checked at the token's expiry, not only every StreamRecheck.
+		env, srv := streamEnv(t, testutil.WithConfig(func(c *config.Config) { c.TokenTTL = 2 * time.Second }))
+		s := openStream(t, srv, env.Alice.Token, "", "")
+		if s.resp.StatusCode != 200 {
+			t.Fatalf("stream: %d", s.resp.StatusCode)
+		}
+		ev := s.next(t)
+		if ev.Event != "error" || !strings.Contains(ev.Data, `"TOKEN_EXPIRED"`) {
+			t.Fatalf("got %+v", ev)
+		}
+	})
 	t.Run("slow consumer", func(t *testing.T) {
 		env, _ := streamEnv(t, testutil.WithConfig(func(c *config.Config) { c.EventStreamBuffer = 2 }))
 		// The hub alone: a client that does not read while events arrive.
