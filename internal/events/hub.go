@@ -45,7 +45,9 @@ type Options struct {
 	Metrics prometheus.Registerer
 }
 
-// batch is how many events one read of the outbox takes.
+// batch is how many events one read of the outbox takes at most; never more
+// than a stream's buffer, so that one read alone cannot overflow a stream
+// that keeps up.
 const batch = 500
 
 // Hub is the event feed of one process.
@@ -172,6 +174,7 @@ func (h *Hub) tail(ctx context.Context) error {
 	if err := h.start(ctx); err != nil {
 		return err
 	}
+	limit := min(batch, h.opts.Buffer)
 	for {
 		h.mu.Lock()
 		from := h.last
@@ -180,7 +183,7 @@ func (h *Hub) tail(ctx context.Context) error {
 		rows, err := h.db.Event.Query().
 			Where(event.SeqGT(from)).
 			Order(ent.Asc(event.FieldSeq)).
-			Limit(batch).
+			Limit(limit).
 			All(system(qctx))
 		cancel()
 		if err != nil {
@@ -202,7 +205,7 @@ func (h *Hub) tail(ctx context.Context) error {
 			h.last = ev.Seq
 		}
 		h.mu.Unlock()
-		if len(rows) < batch {
+		if len(rows) < limit {
 			return nil
 		}
 	}
