@@ -371,6 +371,15 @@ func TestEventStreamEnds(t *testing.T) {
 			t.Fatalf("got %+v", ev)
 		}
 	})
+	t.Run("outlives REQUEST_TIMEOUT", func(t *testing.T) {
+		env, srv := streamEnv(t, testutil.WithConfig(func(c *config.Config) { c.RequestTimeout = 50 * time.Millisecond }))
+		s := openStream(t, srv, env.Alice.Token, "", "")
+		<-time.After(150 * time.Millisecond) // the property under test is time passing
+		env.CreateItem(env.Alice, "late")
+		if ev := s.next(t); ev.name(t) != "item.created:late" {
+			t.Fatalf("got %+v", ev)
+		}
+	})
 	t.Run("expired token", func(t *testing.T) {
 		// Checked at the token's expiry, not only every StreamRecheck.
 		env, srv := streamEnv(t, testutil.WithConfig(func(c *config.Config) { c.TokenTTL = 2 * time.Second }))

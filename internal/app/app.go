@@ -193,6 +193,7 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, db *databas
 		Logger:         log,
 		RateLimit:      rest.RateLimit(a.limits.Keys),
 		RequestTimeout: cfg.RequestTimeout,
+		StreamRoutes:   []string{graph.Endpoint},
 		TrustedProxies: cfg.TrustedProxies,
 		Mount: func(e *gin.Engine, _ ...gin.HandlerFunc) {
 			// GraphQL (DESIGN §5, §7): same engine, token, service; the
