@@ -323,7 +323,7 @@ func TestShutdownEndsStreams(t *testing.T) {
 	}
 	defer res.Body.Close()
 
-	s.cancel() // SIGTERM
+	s.cancel()                      // SIGTERM
 	body, _ := io.ReadAll(res.Body) // ends when the server ends the stream
 	if !strings.Contains(string(body), "event: error") || !strings.Contains(string(body), `"UNAVAILABLE"`) {
 		t.Fatalf("stream ended with %q", body)
