@@ -52,7 +52,7 @@ openapi-lint:
 
 ## e2e: browser test of the playground and the docs, offline (needs /usr/bin/chromium and `npm ci` in e2e/); screenshot in test-output/
 e2e:
-	E2E=1 $(GO) test -count=1 -v -run TestPagesInBrowser ./e2e
+	E2E=1 $(GO) test -count=1 -v -run 'TestPagesInBrowser|TestRealtimeClients' ./e2e
 
 clean:
 	rm -rf bin data test-output

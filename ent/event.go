@@ -29,6 +29,8 @@ type Event struct {
 	ItemID string `json:"item_id,omitempty"`
 	// Data holds the value of the "data" field.
 	Data string `json:"data,omitempty"`
+	// Seq holds the value of the "seq" field.
+	Seq int64 `json:"seq,omitempty"`
 	// DispatchedAt holds the value of the "dispatched_at" field.
 	DispatchedAt *time.Time `json:"dispatched_at,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
@@ -62,6 +64,8 @@ func (*Event) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
+		case event.FieldSeq:
+			values[i] = new(sql.NullInt64)
 		case event.FieldID, event.FieldType, event.FieldUserID, event.FieldItemID, event.FieldData:
 			values[i] = new(sql.NullString)
 		case event.FieldCreatedAt, event.FieldUpdatedAt, event.FieldDispatchedAt:
@@ -122,6 +126,12 @@ func (_m *Event) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field data", values[i])
 			} else if value.Valid {
 				_m.Data = value.String
+			}
+		case event.FieldSeq:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field seq", values[i])
+			} else if value.Valid {
+				_m.Seq = value.Int64
 			}
 		case event.FieldDispatchedAt:
 			if value, ok := values[i].(*sql.NullTime); !ok {
@@ -188,6 +198,9 @@ func (_m *Event) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("data=")
 	builder.WriteString(_m.Data)
+	builder.WriteString(", ")
+	builder.WriteString("seq=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Seq))
 	builder.WriteString(", ")
 	if v := _m.DispatchedAt; v != nil {
 		builder.WriteString("dispatched_at=")

@@ -76,6 +76,12 @@ func (_c *EventCreate) SetData(v string) *EventCreate {
 	return _c
 }
 
+// SetSeq sets the "seq" field.
+func (_c *EventCreate) SetSeq(v int64) *EventCreate {
+	_c.mutation.SetSeq(v)
+	return _c
+}
+
 // SetDispatchedAt sets the "dispatched_at" field.
 func (_c *EventCreate) SetDispatchedAt(v time.Time) *EventCreate {
 	_c.mutation.SetDispatchedAt(v)
@@ -200,6 +206,9 @@ func (_c *EventCreate) check() error {
 	if _, ok := _c.mutation.Data(); !ok {
 		return &ValidationError{Name: "data", err: errors.New(`ent: missing required field "Event.data"`)}
 	}
+	if _, ok := _c.mutation.Seq(); !ok {
+		return &ValidationError{Name: "seq", err: errors.New(`ent: missing required field "Event.seq"`)}
+	}
 	if v, ok := _c.mutation.ID(); ok {
 		if err := event.IDValidator(v); err != nil {
 			return &ValidationError{Name: "id", err: fmt.Errorf(`ent: validator failed for field "Event.id": %w`, err)}
@@ -264,6 +273,10 @@ func (_c *EventCreate) createSpec() (*Event, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Data(); ok {
 		_spec.SetField(event.FieldData, field.TypeString, value)
 		_node.Data = value
+	}
+	if value, ok := _c.mutation.Seq(); ok {
+		_spec.SetField(event.FieldSeq, field.TypeInt64, value)
+		_node.Seq = value
 	}
 	if value, ok := _c.mutation.DispatchedAt(); ok {
 		_spec.SetField(event.FieldDispatchedAt, field.TypeTime, value)
@@ -398,6 +411,9 @@ func (u *EventUpsertOne) UpdateNewValues() *EventUpsertOne {
 		}
 		if _, exists := u.create.mutation.Data(); exists {
 			s.SetIgnore(event.FieldData)
+		}
+		if _, exists := u.create.mutation.Seq(); exists {
+			s.SetIgnore(event.FieldSeq)
 		}
 	}))
 	return u
@@ -662,6 +678,9 @@ func (u *EventUpsertBulk) UpdateNewValues() *EventUpsertBulk {
 			}
 			if _, exists := b.mutation.Data(); exists {
 				s.SetIgnore(event.FieldData)
+			}
+			if _, exists := b.mutation.Seq(); exists {
+				s.SetIgnore(event.FieldSeq)
 			}
 		}
 	}))

@@ -2894,6 +2894,8 @@ type EventMutation struct {
 	user_id           *string
 	item_id           *string
 	data              *string
+	seq               *int64
+	addseq            *int64
 	dispatched_at     *time.Time
 	clearedFields     map[string]struct{}
 	deliveries        map[string]struct{}
@@ -3224,6 +3226,62 @@ func (m *EventMutation) ResetData() {
 	m.data = nil
 }
 
+// SetSeq sets the "seq" field.
+func (m *EventMutation) SetSeq(i int64) {
+	m.seq = &i
+	m.addseq = nil
+}
+
+// Seq returns the value of the "seq" field in the mutation.
+func (m *EventMutation) Seq() (r int64, exists bool) {
+	v := m.seq
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSeq returns the old "seq" field's value of the Event entity.
+// If the Event object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EventMutation) OldSeq(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSeq is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSeq requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSeq: %w", err)
+	}
+	return oldValue.Seq, nil
+}
+
+// AddSeq adds i to the "seq" field.
+func (m *EventMutation) AddSeq(i int64) {
+	if m.addseq != nil {
+		*m.addseq += i
+	} else {
+		m.addseq = &i
+	}
+}
+
+// AddedSeq returns the value that was added to the "seq" field in this mutation.
+func (m *EventMutation) AddedSeq() (r int64, exists bool) {
+	v := m.addseq
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetSeq resets all changes to the "seq" field.
+func (m *EventMutation) ResetSeq() {
+	m.seq = nil
+	m.addseq = nil
+}
+
 // SetDispatchedAt sets the "dispatched_at" field.
 func (m *EventMutation) SetDispatchedAt(t time.Time) {
 	m.dispatched_at = &t
@@ -3361,7 +3419,7 @@ func (m *EventMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *EventMutation) Fields() []string {
-	fields := make([]string, 0, 7)
+	fields := make([]string, 0, 8)
 	if m.created_at != nil {
 		fields = append(fields, event.FieldCreatedAt)
 	}
@@ -3379,6 +3437,9 @@ func (m *EventMutation) Fields() []string {
 	}
 	if m.data != nil {
 		fields = append(fields, event.FieldData)
+	}
+	if m.seq != nil {
+		fields = append(fields, event.FieldSeq)
 	}
 	if m.dispatched_at != nil {
 		fields = append(fields, event.FieldDispatchedAt)
@@ -3403,6 +3464,8 @@ func (m *EventMutation) Field(name string) (ent.Value, bool) {
 		return m.ItemID()
 	case event.FieldData:
 		return m.Data()
+	case event.FieldSeq:
+		return m.Seq()
 	case event.FieldDispatchedAt:
 		return m.DispatchedAt()
 	}
@@ -3426,6 +3489,8 @@ func (m *EventMutation) OldField(ctx context.Context, name string) (ent.Value, e
 		return m.OldItemID(ctx)
 	case event.FieldData:
 		return m.OldData(ctx)
+	case event.FieldSeq:
+		return m.OldSeq(ctx)
 	case event.FieldDispatchedAt:
 		return m.OldDispatchedAt(ctx)
 	}
@@ -3479,6 +3544,13 @@ func (m *EventMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetData(v)
 		return nil
+	case event.FieldSeq:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSeq(v)
+		return nil
 	case event.FieldDispatchedAt:
 		v, ok := value.(time.Time)
 		if !ok {
@@ -3493,13 +3565,21 @@ func (m *EventMutation) SetField(name string, value ent.Value) error {
 // AddedFields returns all numeric fields that were incremented/decremented during
 // this mutation.
 func (m *EventMutation) AddedFields() []string {
-	return nil
+	var fields []string
+	if m.addseq != nil {
+		fields = append(fields, event.FieldSeq)
+	}
+	return fields
 }
 
 // AddedField returns the numeric value that was incremented/decremented on a field
 // with the given name. The second boolean return value indicates that this field
 // was not set, or was not defined in the schema.
 func (m *EventMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case event.FieldSeq:
+		return m.AddedSeq()
+	}
 	return nil, false
 }
 
@@ -3508,6 +3588,13 @@ func (m *EventMutation) AddedField(name string) (ent.Value, bool) {
 // type.
 func (m *EventMutation) AddField(name string, value ent.Value) error {
 	switch name {
+	case event.FieldSeq:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddSeq(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Event numeric field %s", name)
 }
@@ -3561,6 +3648,9 @@ func (m *EventMutation) ResetField(name string) error {
 		return nil
 	case event.FieldData:
 		m.ResetData()
+		return nil
+	case event.FieldSeq:
+		m.ResetSeq()
 		return nil
 	case event.FieldDispatchedAt:
 		m.ResetDispatchedAt()

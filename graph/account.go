@@ -15,8 +15,11 @@ import (
 // operation is parsed, so the charge is made by the cost extension, inside
 // gqlgen, and its outcome reaches the HTTP response through here.
 type account struct {
-	limiter   *ratelimit.Limiter
-	id        string
+	limiter *ratelimit.Limiter
+	id      string
+	// keys is the per-key limiter, for a WebSocket whose connection_init
+	// authenticates a connection opened without a token.
+	keys      *ratelimit.Limiter
 	anonymous bool
 	c         *gin.Context
 
@@ -54,7 +57,7 @@ func (a *account) charge(ctx context.Context, points int) ratelimit.Decision {
 func billing(keys, anonymous *ratelimit.Limiter) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		ctx := c.Request.Context()
-		a := &account{c: c}
+		a := &account{c: c, keys: keys}
 		if v, ok := viewer.FromContext(ctx); ok {
 			a.limiter, a.id = keys, v.KeyID
 		} else {
@@ -78,4 +81,13 @@ func (w statusWriter) WriteHeader(code int) {
 		code = w.a.status
 	}
 	w.ResponseWriter.WriteHeader(code)
+}
+
+// Write implements http.ResponseWriter: a transport that writes without
+// setting a status (SSE) still answers a refusal with account.status.
+func (w statusWriter) Write(b []byte) (int, error) {
+	if w.a.status != 0 && !w.Written() {
+		w.WriteHeader(w.a.status)
+	}
+	return w.ResponseWriter.Write(b)
 }

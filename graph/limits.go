@@ -134,9 +134,15 @@ func (l costLimit) anonymousAllowed(op ast.Operation, c cost) *apperr.Error {
 	return nil
 }
 
-// refusal carries an *apperr.Error through gqlgen to the presenter.
+// refusal carries an *apperr.Error through gqlgen to the presenter. Its
+// code is set here too: gqlgen's WebSocket transport sends the errors of an
+// operation refused before it runs without presenting them.
 func refusal(err *apperr.Error) *gqlerror.Error {
-	return &gqlerror.Error{Message: err.Message, Err: err}
+	ext := map[string]any{"code": err.Code}
+	for k, v := range err.Details {
+		ext[k] = v
+	}
+	return &gqlerror.Error{Message: err.Message, Err: err, Extensions: ext}
 }
 
 // InterceptResponse adds extensions.cost, bounds the number of errors and

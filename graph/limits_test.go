@@ -84,15 +84,6 @@ func TestTransports(t *testing.T) {
 			t.Fatalf("%d %s", r.Status, r.Raw)
 		}
 	})
-	t.Run("websocket upgrade refused", func(t *testing.T) {
-		res := env.Do(testutil.Request{Method: "GET", Path: "/graphql", Headers: map[string]string{
-			"Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Version": "13",
-			"Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Protocol": "graphql-transport-ws",
-		}})
-		if res.Status == http.StatusSwitchingProtocols {
-			t.Fatalf("websocket accepted")
-		}
-	})
 	t.Run("multipart refused", func(t *testing.T) {
 		res := env.Do(testutil.Request{Method: "POST", Path: "/graphql", Token: env.Alice.Token,
 			Body:    "--x\r\nContent-Disposition: form-data; name=\"operations\"\r\n\r\n{}\r\n--x--\r\n",

@@ -11,6 +11,7 @@ import (
 	"github.com/acme/itemsvc/ent"
 	"github.com/acme/itemsvc/ent/item"
 	"github.com/acme/itemsvc/graph/generated"
+	"github.com/acme/itemsvc/graph/model"
 	"github.com/acme/itemsvc/internal/service"
 )
 
@@ -51,6 +52,11 @@ func (r *queryResolver) Item(ctx context.Context, id string) (*ent.Item, error) 
 	return r.svc.GetItem(ctx, id)
 }
 
+// ItemEvents is the resolver for the itemEvents field.
+func (r *subscriptionResolver) ItemEvents(ctx context.Context, types []model.ItemEventType, after *string) (<-chan *model.ItemEvent, error) {
+	return subscribeItemEvents(ctx, r.svc, types, after)
+}
+
 // Status is the resolver for the status field.
 func (r *itemInputResolver) Status(ctx context.Context, obj *service.ItemInput, data *item.Status) error {
 	if data != nil {
@@ -63,10 +69,14 @@ func (r *itemInputResolver) Status(ctx context.Context, obj *service.ItemInput, 
 // Mutation returns generated.MutationResolver implementation.
 func (r *Resolver) Mutation() generated.MutationResolver { return &mutationResolver{r} }
 
+// Subscription returns generated.SubscriptionResolver implementation.
+func (r *Resolver) Subscription() generated.SubscriptionResolver { return &subscriptionResolver{r} }
+
 // ItemInput returns generated.ItemInputResolver implementation.
 func (r *Resolver) ItemInput() generated.ItemInputResolver { return &itemInputResolver{r} }
 
 type (
-	mutationResolver  struct{ *Resolver }
-	itemInputResolver struct{ *Resolver }
+	mutationResolver     struct{ *Resolver }
+	subscriptionResolver struct{ *Resolver }
+	itemInputResolver    struct{ *Resolver }
 )

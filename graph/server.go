@@ -7,6 +7,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
+	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/acme/itemsvc/graph/generated"
@@ -24,6 +25,10 @@ type Options struct {
 	// anyone has logged in.
 	AnonymousIntrospection bool
 	Logger                 *slog.Logger
+	// WebSocketOrigins are the host patterns of the pages that may open a
+	// WebSocket from a browser (CORS_ORIGINS' hosts); the server's own host
+	// is always allowed.
+	WebSocketOrigins []string
 }
 
 // queryCacheSize is how many parsed documents are kept: clients send the
@@ -31,8 +36,9 @@ type Options struct {
 const queryCacheSize = 1000
 
 // NewServer returns the /graphql handler: queries over GET, any operation
-// over POST (no websocket or multipart: there are no subscriptions or
-// uploads; transport.go), bounded in size, depth and cost (limits.go), with
+// over POST, subscriptions over graphql-ws (WebSocket) and Server-Sent
+// Events (subscription.go; no multipart: there are no uploads;
+// transport.go), bounded in size, depth and cost (limits.go), with
 // introspection, every error presented with the REST codes (a refused input
 // value naming its field: inputerrors.go) and every panic recovered as
 // INTERNAL_ERROR.
@@ -49,7 +55,9 @@ func NewServer(svc *service.Service, opts Options) http.Handler {
 	es := generated.NewExecutableSchema(generated.Config{Resolvers: NewResolver(svc)})
 	srv := handler.New(es)
 	srv.AddTransport(getTransport{})
+	srv.AddTransport(transport.SSE{KeepAlivePingInterval: keepAlive}) // before POST, which would take its requests
 	srv.AddTransport(postTransport{})
+	srv.AddTransport(websocketTransport(svc, opts.WebSocketOrigins))
 	srv.AddTransport(unsupported{}) // last: it takes whatever the others do not
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](queryCacheSize))
 	srv.SetParserTokenLimit(parserTokenLimit)
@@ -61,6 +69,7 @@ func NewServer(svc *service.Service, opts Options) http.Handler {
 	srv.Use(costLimit{schema: es.Schema(), max: opts.MaxComplexity, anonymousIntrospection: opts.AnonymousIntrospection})
 	srv.AroundOperations(withCountsOnce)
 	p := presenter{log: opts.Logger, schema: es.Schema()}
+	srv.AroundOperations(endWithError(p))
 	srv.SetErrorPresenter(p.present)
 	srv.SetRecoverFunc(p.recover)
 	return srv

@@ -16,9 +16,10 @@ import (
 
 // meta is carried by every response.
 type meta struct {
-	Timestamp  string      `json:"timestamp"`
-	RequestID  string      `json:"request_id"`
-	Pagination *pagination `json:"pagination,omitempty"`
+	Timestamp string `json:"timestamp"`
+	RequestID string `json:"request_id"`
+	// Pagination is a *pagination, or the cursor-only eventsPagination.
+	Pagination any `json:"pagination,omitempty"`
 }
 
 type pagination struct {

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -129,9 +130,9 @@ func securityHeaders(c *gin.Context) {
 // request holds a database connection longer: the driver cancels the query,
 // and the error renders as UNAVAILABLE with reason "timeout"
 // (apperr.FromRequest).
-func deadline(d time.Duration) gin.HandlerFunc {
+func deadline(d time.Duration, streams []string) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		if d <= 0 {
+		if d <= 0 || streaming(c, streams) {
 			c.Next()
 			return
 		}
@@ -140,4 +141,21 @@ func deadline(d time.Duration) gin.HandlerFunc {
 		c.Request = c.Request.WithContext(ctx)
 		c.Next()
 	}
+}
+
+// streaming reports a request that opens a long-lived stream: the REST event
+// stream, or, on a route of streams (GraphQL), a WebSocket upgrade or a
+// request for Server-Sent Events. The deadline would end it; its database
+// queries keep theirs (internal/events).
+func streaming(c *gin.Context, streams []string) bool {
+	route := c.FullPath()
+	if route == EventStreamPath {
+		return true
+	}
+	if !slices.Contains(streams, route) {
+		return false
+	}
+	h := c.Request.Header
+	return strings.EqualFold(h.Get("Upgrade"), "websocket") ||
+		strings.Contains(h.Get("Accept"), "text/event-stream")
 }

@@ -132,11 +132,12 @@ func TestQueryCounts(t *testing.T) {
 		{"admin list of 20", testutil.Request{Method: "GET", Path: "/v1/items?limit=20", Token: env.Admin.Token}, 200, 2},
 		{"page past the end", testutil.Request{Method: "GET", Path: "/v1/items?page=9"}, 200, 1},
 		{"get", testutil.Request{Method: "GET", Path: "/v1/items/" + id}, 200, 1},
-		// The item, its event and its counter (one upsert), in one transaction.
-		{"create", testutil.Request{Method: "POST", Path: "/v1/items", Body: map[string]any{"name": "new"}}, 201, 5},
-		{"update", testutil.Request{Method: "PUT", Path: "/v1/items/" + id, Body: map[string]any{"name": "renamed"}}, 200, 6},
+		// The item, its event with its seq (the counter's update and read)
+		// and its counter (one upsert), in one transaction.
+		{"create", testutil.Request{Method: "POST", Path: "/v1/items", Body: map[string]any{"name": "new"}}, 201, 7},
+		{"update", testutil.Request{Method: "PUT", Path: "/v1/items/" + id, Body: map[string]any{"name": "renamed"}}, 200, 8},
 		// Plus the locked read of the old status and one upsert of both counters.
-		{"status change", testutil.Request{Method: "PUT", Path: "/v1/items/" + id, Body: map[string]any{"status": "archived"}}, 200, 8},
+		{"status change", testutil.Request{Method: "PUT", Path: "/v1/items/" + id, Body: map[string]any{"status": "archived"}}, 200, 10},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -23,6 +23,10 @@ type Options struct {
 	// RequestTimeout bounds the work of every request (REQUEST_TIMEOUT):
 	// its context, and so its database queries, end then. Zero is none.
 	RequestTimeout time.Duration
+	// StreamRoutes are mounted routes that may open streams (GraphQL
+	// subscriptions over WebSocket or SSE): those requests are exempt from
+	// RequestTimeout, as GET /v1/events/stream is.
+	StreamRoutes []string
 	// Mount adds routes beside /v1 (GraphQL, health, metrics) on the same
 	// engine and middleware.
 	Mount func(e *gin.Engine, authenticated ...gin.HandlerFunc)
@@ -72,7 +76,7 @@ func NewRouter(svc *service.Service, opts Options) *gin.Engine {
 		securityHeaders,
 		cors(opts.CORSOrigins), // before routing, which would refuse a preflight OPTIONS
 		environment(opts.Sandbox),
-		deadline(opts.RequestTimeout),
+		deadline(opts.RequestTimeout, opts.StreamRoutes),
 	)
 	e.NoRoute(func(c *gin.Context) {
 		renderError(c, apperr.NotFound("route"))
@@ -93,6 +97,7 @@ func NewRouter(svc *service.Service, opts Options) *gin.Engine {
 	bindUsers(api, svc)
 	bindItems(api, svc)
 	bindWebhooks(api, svc)
+	bindEvents(v1, svc, authenticated)
 
 	bindOps(e, opts)
 	if opts.Mount != nil {

@@ -28,6 +28,7 @@ type store struct {
 type queries struct {
 	keyState, countOwn, countAll, pageOwn, pageAll, getOwn, getAll string
 	insertItem, insertEvent, updateItem, addCount                  string
+	takeSeq                                                        string
 }
 
 const itemColumns = `id, created_at, updated_at, name, description, status, user_id`
@@ -43,8 +44,10 @@ func newQueries(dialect string) queries {
 		getAll:   `SELECT ` + itemColumns + ` FROM items WHERE id = ?`,
 		insertItem: `INSERT INTO items (created_at, updated_at, name, description, status, user_id, id) ` +
 			`VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		insertEvent: `INSERT INTO events (created_at, updated_at, type, user_id, item_id, data, id) ` +
-			`VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		insertEvent: `INSERT INTO events (created_at, updated_at, type, user_id, item_id, data, seq, id) ` +
+			`VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		// The event's commit order, as ent/schema/itemevents.go takes it.
+		takeSeq:    `UPDATE settings SET value = CAST(CAST(value AS bigint) + 1 AS text) WHERE id = 'event_seq' RETURNING value`,
 		updateItem: `UPDATE items SET updated_at = ?, name = ?, description = ?, status = ? WHERE id = ?`,
 		addCount: `INSERT INTO item_counts (count, status, user_id) VALUES (?, ?, ?) ` +
 			`ON CONFLICT (user_id, status) DO UPDATE SET count = item_counts.count + excluded.count`,
@@ -256,7 +259,15 @@ func (s *store) event(ctx context.Context, tx *sql.Tx, typ string, it item) erro
 	if err != nil {
 		return err
 	}
+	var seq string
+	if err := tx.QueryRowContext(ctx, s.q.takeSeq).Scan(&seq); err != nil {
+		return err
+	}
+	n, err := strconv.ParseInt(seq, 10, 64)
+	if err != nil {
+		return err
+	}
 	t := now()
-	_, err = tx.ExecContext(ctx, s.q.insertEvent, t, t, typ, it.UserID, it.ID, string(data), newID("evt_"))
+	_, err = tx.ExecContext(ctx, s.q.insertEvent, t, t, typ, it.UserID, it.ID, string(data), n, newID("evt_"))
 	return err
 }

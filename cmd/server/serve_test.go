@@ -306,3 +306,35 @@ func (l *lockedBuffer) String() string {
 	defer l.mu.Unlock()
 	return l.b.String()
 }
+
+// TestShutdownEndsStreams: an open event stream does not hold the drain at
+// SIGTERM: it ends at once with an UNAVAILABLE error event, and serve
+// returns nil well within a long SHUTDOWN_TIMEOUT.
+func TestShutdownEndsStreams(t *testing.T) {
+	s := startServe(t, []string{"-database-url", testutil.DatabaseURL(t), "-shutdown-timeout", "60s"}, nil)
+	base := "http://" + s.addr
+	key := regexp.MustCompile(`sk_live_[a-z2-7]{32}`).FindString(s.stderr.String())
+	token := loginOver(t, http.DefaultClient, base, key)
+	req, _ := http.NewRequest("GET", base+"/v1/events/stream", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := (&http.Client{Transport: &http.Transport{}}).Do(req)
+	if err != nil || res.StatusCode != 200 {
+		t.Fatalf("stream: %v %v", res, err)
+	}
+	defer res.Body.Close()
+
+	s.cancel()                      // SIGTERM
+	body, _ := io.ReadAll(res.Body) // ends when the server ends the stream
+	if !strings.Contains(string(body), "event: error") || !strings.Contains(string(body), `"UNAVAILABLE"`) {
+		t.Fatalf("stream ended with %q", body)
+	}
+	select {
+	case err := <-s.done:
+		s.done <- err // for Cleanup
+		if err != nil {
+			t.Fatalf("serve returned %v, want nil (exit 0)", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve did not return: the stream held the drain")
+	}
+}

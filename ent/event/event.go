@@ -27,6 +27,8 @@ const (
 	FieldItemID = "item_id"
 	// FieldData holds the string denoting the data field in the database.
 	FieldData = "data"
+	// FieldSeq holds the string denoting the seq field in the database.
+	FieldSeq = "seq"
 	// FieldDispatchedAt holds the string denoting the dispatched_at field in the database.
 	FieldDispatchedAt = "dispatched_at"
 	// EdgeDeliveries holds the string denoting the deliveries edge name in mutations.
@@ -51,6 +53,7 @@ var Columns = []string{
 	FieldUserID,
 	FieldItemID,
 	FieldData,
+	FieldSeq,
 	FieldDispatchedAt,
 }
 
@@ -120,6 +123,11 @@ func ByItemID(opts ...sql.OrderTermOption) OrderOption {
 // ByData orders the results by the data field.
 func ByData(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldData, opts...).ToFunc()
+}
+
+// BySeq orders the results by the seq field.
+func BySeq(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldSeq, opts...).ToFunc()
 }
 
 // ByDispatchedAt orders the results by the dispatched_at field.

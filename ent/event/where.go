@@ -95,6 +95,11 @@ func Data(v string) predicate.Event {
 	return predicate.Event(sql.FieldEQ(FieldData, v))
 }
 
+// Seq applies equality check predicate on the "seq" field. It's identical to SeqEQ.
+func Seq(v int64) predicate.Event {
+	return predicate.Event(sql.FieldEQ(FieldSeq, v))
+}
+
 // DispatchedAt applies equality check predicate on the "dispatched_at" field. It's identical to DispatchedAtEQ.
 func DispatchedAt(v time.Time) predicate.Event {
 	return predicate.Event(sql.FieldEQ(FieldDispatchedAt, v))
@@ -438,6 +443,46 @@ func DataEqualFold(v string) predicate.Event {
 // DataContainsFold applies the ContainsFold predicate on the "data" field.
 func DataContainsFold(v string) predicate.Event {
 	return predicate.Event(sql.FieldContainsFold(FieldData, v))
+}
+
+// SeqEQ applies the EQ predicate on the "seq" field.
+func SeqEQ(v int64) predicate.Event {
+	return predicate.Event(sql.FieldEQ(FieldSeq, v))
+}
+
+// SeqNEQ applies the NEQ predicate on the "seq" field.
+func SeqNEQ(v int64) predicate.Event {
+	return predicate.Event(sql.FieldNEQ(FieldSeq, v))
+}
+
+// SeqIn applies the In predicate on the "seq" field.
+func SeqIn(vs ...int64) predicate.Event {
+	return predicate.Event(sql.FieldIn(FieldSeq, vs...))
+}
+
+// SeqNotIn applies the NotIn predicate on the "seq" field.
+func SeqNotIn(vs ...int64) predicate.Event {
+	return predicate.Event(sql.FieldNotIn(FieldSeq, vs...))
+}
+
+// SeqGT applies the GT predicate on the "seq" field.
+func SeqGT(v int64) predicate.Event {
+	return predicate.Event(sql.FieldGT(FieldSeq, v))
+}
+
+// SeqGTE applies the GTE predicate on the "seq" field.
+func SeqGTE(v int64) predicate.Event {
+	return predicate.Event(sql.FieldGTE(FieldSeq, v))
+}
+
+// SeqLT applies the LT predicate on the "seq" field.
+func SeqLT(v int64) predicate.Event {
+	return predicate.Event(sql.FieldLT(FieldSeq, v))
+}
+
+// SeqLTE applies the LTE predicate on the "seq" field.
+func SeqLTE(v int64) predicate.Event {
+	return predicate.Event(sql.FieldLTE(FieldSeq, v))
 }
 
 // DispatchedAtEQ applies the EQ predicate on the "dispatched_at" field.

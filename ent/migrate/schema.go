@@ -131,6 +131,7 @@ var (
 		{Name: "user_id", Type: field.TypeString},
 		{Name: "item_id", Type: field.TypeString},
 		{Name: "data", Type: field.TypeString, Size: 2147483647},
+		{Name: "seq", Type: field.TypeInt64},
 		{Name: "dispatched_at", Type: field.TypeTime, Nullable: true},
 	}
 	// EventsTable holds the schema information for the "events" table.
@@ -142,7 +143,12 @@ var (
 			{
 				Name:    "event_dispatched_at_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{EventsColumns[7], EventsColumns[1]},
+				Columns: []*schema.Column{EventsColumns[8], EventsColumns[1]},
+			},
+			{
+				Name:    "event_seq",
+				Unique:  true,
+				Columns: []*schema.Column{EventsColumns[7]},
 			},
 		},
 	}

@@ -41,6 +41,12 @@ func (Event) Fields() []ent.Field {
 		// The item as the API renders it, kept as the exact JSON text to send.
 		field.Text("data").
 			Immutable(),
+		// The commit order of the event: set when it is written, while the
+		// writer holds the outbox's write order (internal/database,
+		// eventseq.go), so that a reader that has seen seq n has seen every
+		// event of a lower seq. Event feeds resume from it.
+		field.Int64("seq").
+			Immutable(),
 		// Set once the event has been turned into deliveries.
 		field.Time("dispatched_at").
 			Optional().
@@ -59,6 +65,7 @@ func (Event) Edges() []ent.Edge {
 func (Event) Indexes() []ent.Index {
 	return []ent.Index{
 		index.Fields("dispatched_at", "created_at"),
+		index.Fields("seq").Unique(),
 	}
 }
 

@@ -4,13 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 
 	"entgo.io/ent"
+	"entgo.io/ent/dialect/sql"
 
 	gen "github.com/acme/itemsvc/ent"
 	"github.com/acme/itemsvc/ent/hook"
 	"github.com/acme/itemsvc/ent/item"
 	"github.com/acme/itemsvc/ent/privacy"
+	"github.com/acme/itemsvc/ent/setting"
 	"github.com/acme/itemsvc/internal/resource"
 )
 
@@ -95,6 +98,11 @@ func recordEvents(ctx context.Context, c *gen.Client, typ string, items ...*gen.
 		return nil
 	}
 	ctx = privacy.DecisionContext(ctx, privacy.Allow)
+	last, err := takeEventSeq(ctx, c, len(items))
+	if err != nil {
+		return err
+	}
+	first := last - int64(len(items)) + 1
 	builders := make([]*gen.EventCreate, len(items))
 	for i, it := range items {
 		data, err := json.Marshal(resource.NewItem(it))
@@ -105,10 +113,49 @@ func recordEvents(ctx context.Context, c *gen.Client, typ string, items ...*gen.
 			SetType(typ).
 			SetUserID(it.UserID).
 			SetItemID(it.ID).
-			SetData(string(data))
+			SetData(string(data)).
+			SetSeq(first + int64(i))
 	}
 	if len(builders) == 1 {
 		return builders[0].Exec(ctx)
 	}
 	return c.Event.CreateBulk(builders...).Exec(ctx)
+}
+
+// EventSeqSetting is the Setting that holds the last seq given to an event.
+const EventSeqSetting = "event_seq"
+
+// takeEventSeq reserves n event seqs and returns the last one. The counter
+// is one row that every writer of events updates, late in its transaction:
+// on PostgreSQL the row lock is held until commit, so a transaction that
+// takes seqs waits for the one before it to commit or roll back, and seq
+// order is commit order (a reader that sees seq n sees every lower one that
+// will ever commit); on SQLite write transactions are serial anyway. Event
+// feeds resume from seq without gaps because of this.
+func takeEventSeq(ctx context.Context, c *gen.Client, n int) (int64, error) {
+	updated, err := c.Setting.Update().
+		Where(setting.ID(EventSeqSetting)).
+		Modify(func(u *sql.UpdateBuilder) {
+			u.Set(setting.FieldValue, sql.ExprFunc(func(b *sql.Builder) {
+				b.WriteString("CAST(CAST(").Ident(setting.FieldValue).WriteString(" AS bigint) + ").Arg(n).WriteString(" AS text)")
+			}))
+		}).
+		Save(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("take event seq: %w", err)
+	}
+	if updated == 0 {
+		// Only a database whose counter was removed by hand gets here:
+		// the migration that added seq created it.
+		return 0, fmt.Errorf("take event seq: setting %q is missing", EventSeqSetting)
+	}
+	v, err := c.Setting.Query().Where(setting.ID(EventSeqSetting)).Only(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("read event seq: %w", err)
+	}
+	last, err := strconv.ParseInt(v.Value, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("event seq %q: %w", v.Value, err)
+	}
+	return last, nil
 }

@@ -3,6 +3,7 @@
 package generated
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"sync/atomic"
@@ -10,6 +11,7 @@ import (
 	"entgo.io/contrib/entgql"
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/acme/itemsvc/ent"
+	"github.com/acme/itemsvc/graph/model"
 	"github.com/acme/itemsvc/graph/serial"
 	"github.com/acme/itemsvc/internal/service"
 	gqlparser "github.com/vektah/gqlparser/v2"
@@ -26,6 +28,7 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 type ResolverRoot interface {
 	Mutation() MutationResolver
 	Query() QueryResolver
+	Subscription() SubscriptionResolver
 	User() UserResolver
 	ItemInput() ItemInputResolver
 }
@@ -56,6 +59,13 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	ItemEvent struct {
+		ID        func(childComplexity int) int
+		Item      func(childComplexity int) int
+		Timestamp func(childComplexity int) int
+		Type      func(childComplexity int) int
+	}
+
 	Mutation struct {
 		CreateItem func(childComplexity int, input service.ItemInput) int
 		DeleteItem func(childComplexity int, id string) int
@@ -77,6 +87,10 @@ type ComplexityRoot struct {
 		Node  func(childComplexity int, id string) int
 		Nodes func(childComplexity int, ids []string) int
 		Users func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.UserOrder, where *ent.UserWhereInput) int
+	}
+
+	Subscription struct {
+		ItemEvents func(childComplexity int, types []model.ItemEventType, after *string) int
 	}
 
 	Token struct {
@@ -201,6 +215,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ItemEdge.Node(childComplexity), true
+
+	case "ItemEvent.id":
+		if e.ComplexityRoot.ItemEvent.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ItemEvent.ID(childComplexity), true
+	case "ItemEvent.item":
+		if e.ComplexityRoot.ItemEvent.Item == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ItemEvent.Item(childComplexity), true
+	case "ItemEvent.timestamp":
+		if e.ComplexityRoot.ItemEvent.Timestamp == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ItemEvent.Timestamp(childComplexity), true
+	case "ItemEvent.type":
+		if e.ComplexityRoot.ItemEvent.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ItemEvent.Type(childComplexity), true
 
 	case "Mutation.createItem":
 		if e.ComplexityRoot.Mutation.CreateItem == nil {
@@ -333,6 +372,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Users(childComplexity, args["after"].(*entgql.Cursor[string]), args["first"].(*int), args["before"].(*entgql.Cursor[string]), args["last"].(*int), args["orderBy"].(*ent.UserOrder), args["where"].(*ent.UserWhereInput)), true
+
+	case "Subscription.itemEvents":
+		if e.ComplexityRoot.Subscription.ItemEvents == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_itemEvents_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.ItemEvents(childComplexity, args["types"].([]model.ItemEventType), args["after"].(*string)), true
 
 	case "Token.accessToken":
 		if e.ComplexityRoot.Token.AccessToken == nil {
@@ -492,6 +543,23 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			buf := serial.Buffer()
 
 			data.MarshalGQL(buf)
+
+			return &graphql.Response{
+				Data: buf.Bytes(),
+			}
+		}
+	case ast.Subscription:
+		next := ec._Subscription(ctx, opCtx.Operation.SelectionSet)
+
+		var buf bytes.Buffer
+		return func(ctx context.Context) *graphql.Response {
+			buf.Reset()
+			data := next(ctx)
+
+			if data == nil {
+				return nil
+			}
+			data.MarshalGQL(&buf)
 
 			return &graphql.Response{
 				Data: buf.Bytes(),
@@ -1062,6 +1130,41 @@ input ItemInput {
   "active (the default on create) or archived."
   status: ItemStatus
 }
+
+type Subscription {
+  """
+  The item events the caller may see (their own items', deleted ones
+  included; an admin's: all), live, over graphql-ws (WebSocket; the token in
+  connection_init's payload as {"Authorization": "Bearer …"}) or Server-Sent
+  Events (Authorization header). With after (an event id the caller has
+  seen), every later event comes first, exactly once and in commit order,
+  then live ones. The stream ends with an error whose extensions.code is
+  SLOW_CONSUMER (resume from the last id), TOKEN_EXPIRED, UNAUTHORIZED (key
+  revoked) or UNAVAILABLE (the server stops).
+  """
+  itemEvents(types: [ItemEventType!], after: ID): ItemEvent!
+}
+
+"The kind of an item change."
+enum ItemEventType {
+  "item.created"
+  CREATED
+  "item.updated"
+  UPDATED
+  "item.deleted"
+  DELETED
+}
+
+"An item change, from the same outbox as webhooks."
+type ItemEvent {
+  "The event id (evt_…), as webhooks carry it; the cursor to resume after."
+  id: ID!
+  type: ItemEventType!
+  "The item as the change left it; for DELETED, as it was."
+  item: Item!
+  "When the change was committed."
+  timestamp: Time!
+}
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -1112,6 +1215,20 @@ func (ec *executionContext) childFields_ItemEdge(ctx context.Context, field grap
 		return ec.fieldContext_ItemEdge_cursor(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ItemEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_ItemEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_ItemEvent_id(ctx, field)
+	case "type":
+		return ec.fieldContext_ItemEvent_type(ctx, field)
+	case "item":
+		return ec.fieldContext_ItemEvent_item(ctx, field)
+	case "timestamp":
+		return ec.fieldContext_ItemEvent_timestamp(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ItemEvent", field.Name)
 }
 
 func (ec *executionContext) childFields_PageInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {

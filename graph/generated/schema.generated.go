@@ -11,6 +11,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/acme/itemsvc/ent"
 	"github.com/acme/itemsvc/ent/item"
+	"github.com/acme/itemsvc/graph/model"
 	"github.com/acme/itemsvc/graph/scalar"
 	"github.com/acme/itemsvc/graph/serial"
 	"github.com/acme/itemsvc/internal/service"
@@ -24,6 +25,9 @@ type MutationResolver interface {
 	CreateItem(ctx context.Context, input service.ItemInput) (*ent.Item, error)
 	UpdateItem(ctx context.Context, id string, input service.ItemInput) (*ent.Item, error)
 	DeleteItem(ctx context.Context, id string) (string, error)
+}
+type SubscriptionResolver interface {
+	ItemEvents(ctx context.Context, types []model.ItemEventType, after *string) (<-chan *model.ItemEvent, error)
 }
 
 type ItemInputResolver interface {
@@ -98,9 +102,86 @@ func (ec *executionContext) field_Mutation_updateItem_args(ctx context.Context, 
 	return args, nil
 }
 
+func (ec *executionContext) field_Subscription_itemEvents_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "types",
+		func(ctx context.Context, v any) ([]model.ItemEventType, error) {
+			return ec.unmarshalOItemEventType2ᚕgithubᚗcomᚋacmeᚋitemsvcᚋgraphᚋmodelᚐItemEventTypeᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["types"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	return args, nil
+}
+
 // endregion ***************************** args.gotpl *****************************
 
 // region    **************************** field.gotpl *****************************
+
+func (ec *executionContext) _ItemEvent_id(ctx context.Context, field graphql.CollectedField, obj *model.ItemEvent) (ret graphql.Marshaler) {
+	return serial.Value(ctx, field, obj.ID, func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+		return ec.marshalNID2string(ctx, selections, v)
+	})
+
+}
+func (ec *executionContext) fieldContext_ItemEvent_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ItemEvent", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ItemEvent_type(ctx context.Context, field graphql.CollectedField, obj *model.ItemEvent) (ret graphql.Marshaler) {
+	return serial.Value(ctx, field, obj.Type, func(ctx context.Context, selections ast.SelectionSet, v model.ItemEventType) graphql.Marshaler {
+		return ec.marshalNItemEventType2githubᚗcomᚋacmeᚋitemsvcᚋgraphᚋmodelᚐItemEventType(ctx, selections, v)
+	})
+
+}
+func (ec *executionContext) fieldContext_ItemEvent_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ItemEvent", field, false, false, errors.New("field of type ItemEventType does not have child fields"))
+}
+
+func (ec *executionContext) _ItemEvent_item(ctx context.Context, field graphql.CollectedField, obj *model.ItemEvent) (ret graphql.Marshaler) {
+	return serial.Field(ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ItemEvent_item(ctx, field)
+		}, obj.Item, func(ctx context.Context, selections ast.SelectionSet, v *ent.Item) graphql.Marshaler {
+			return ec.marshalNItem2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋentᚐItem(ctx, selections, v)
+		},
+		true)
+
+}
+func (ec *executionContext) fieldContext_ItemEvent_item(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ItemEvent",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Item(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ItemEvent_timestamp(ctx context.Context, field graphql.CollectedField, obj *model.ItemEvent) (ret graphql.Marshaler) {
+	return serial.Value(ctx, field, obj.Timestamp, func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+		return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+	})
+
+}
+func (ec *executionContext) fieldContext_ItemEvent_timestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ItemEvent", field, false, false, errors.New("field of type Time does not have child fields"))
+}
 
 func (ec *executionContext) _Mutation_login(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
@@ -278,6 +359,50 @@ func (ec *executionContext) fieldContext_Mutation_deleteItem(ctx context.Context
 	return fc, nil
 }
 
+func (ec *executionContext) _Subscription_itemEvents(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_itemEvents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().ItemEvents(ctx, fc.Args["types"].([]model.ItemEventType), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ItemEvent) graphql.Marshaler {
+			return ec.marshalNItemEvent2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋgraphᚋmodelᚐItemEvent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_itemEvents(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ItemEvent(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_itemEvents_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Token_accessToken(ctx context.Context, field graphql.CollectedField, obj *service.Token) (ret graphql.Marshaler) {
 	return serial.Value(ctx, field, obj.AccessToken, func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
 		return ec.marshalNString2string(ctx, selections, v)
@@ -366,6 +491,49 @@ func (ec *executionContext) unmarshalInputItemInput(ctx context.Context, obj any
 
 // region    **************************** object.gotpl ****************************
 
+var itemEventImplementors = []string{"ItemEvent"}
+
+func (ec *executionContext) _ItemEvent(ctx context.Context, sel ast.SelectionSet, obj *model.ItemEvent) graphql.Marshaler {
+	fields := serial.CollectFields(ec.OperationContext, sel, itemEventImplementors)
+
+	out := serial.NewFields(len(fields))
+
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ItemEvent")
+		case "id":
+			out.Values[i] = ec._ItemEvent_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "type":
+			out.Values[i] = ec._ItemEvent_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "item":
+			out.Values[i] = ec._ItemEvent_item(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "timestamp":
+			out.Values[i] = ec._ItemEvent_timestamp(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+	return serial.Object(fields, out.Values)
+
+}
+
 var mutationImplementors = []string{"Mutation"}
 
 func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
@@ -425,6 +593,26 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 
 }
 
+var subscriptionImplementors = []string{"Subscription"}
+
+func (ec *executionContext) _Subscription(ctx context.Context, sel ast.SelectionSet) func(ctx context.Context) graphql.Marshaler {
+	fields := serial.CollectFields(ec.OperationContext, sel, subscriptionImplementors)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
+		Object: "Subscription",
+	})
+	if len(fields) != 1 {
+		graphql.AddErrorf(ctx, "must subscribe to exactly one stream")
+		return nil
+	}
+
+	switch fields[0].Name {
+	case "itemEvents":
+		return ec._Subscription_itemEvents(ctx, fields[0])
+	default:
+		panic("unknown field " + strconv.Quote(fields[0].Name))
+	}
+}
+
 var tokenImplementors = []string{"Token"}
 
 func (ec *executionContext) _Token(ctx context.Context, sel ast.SelectionSet, obj *service.Token) graphql.Marshaler {
@@ -467,6 +655,26 @@ func (ec *executionContext) _Token(ctx context.Context, sel ast.SelectionSet, ob
 
 // region    ***************************** type.gotpl *****************************
 
+func (ec *executionContext) marshalNItemEvent2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋgraphᚋmodelᚐItemEvent(ctx context.Context, sel ast.SelectionSet, v *model.ItemEvent) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ItemEvent(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNItemEventType2githubᚗcomᚋacmeᚋitemsvcᚋgraphᚋmodelᚐItemEventType(ctx context.Context, v any) (model.ItemEventType, error) {
+	var res model.ItemEventType
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNItemEventType2githubᚗcomᚋacmeᚋitemsvcᚋgraphᚋmodelᚐItemEventType(ctx context.Context, sel ast.SelectionSet, v model.ItemEventType) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) unmarshalNItemInput2githubᚗcomᚋacmeᚋitemsvcᚋinternalᚋserviceᚐItemInput(ctx context.Context, v any) (service.ItemInput, error) {
 	res, err := ec.unmarshalInputItemInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -496,6 +704,42 @@ func (ec *executionContext) marshalNToken2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋint
 		return graphql.Null
 	}
 	return ec._Token(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOItemEventType2ᚕgithubᚗcomᚋacmeᚋitemsvcᚋgraphᚋmodelᚐItemEventTypeᚄ(ctx context.Context, v any) ([]model.ItemEventType, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]model.ItemEventType, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNItemEventType2githubᚗcomᚋacmeᚋitemsvcᚋgraphᚋmodelᚐItemEventType(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOItemEventType2ᚕgithubᚗcomᚋacmeᚋitemsvcᚋgraphᚋmodelᚐItemEventTypeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ItemEventType) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := serial.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNItemEventType2githubᚗcomᚋacmeᚋitemsvcᚋgraphᚋmodelᚐItemEventType(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx context.Context, v any) ([]time.Time, error) {

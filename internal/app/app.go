@@ -8,16 +8,20 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"sync"
+	"time"
 
 	"entgo.io/ent/dialect"
 	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/acme/itemsvc/graph"
 	"github.com/acme/itemsvc/internal/auth"
 	"github.com/acme/itemsvc/internal/config"
 	"github.com/acme/itemsvc/internal/database"
+	"github.com/acme/itemsvc/internal/events"
 	"github.com/acme/itemsvc/internal/ratelimit"
 	"github.com/acme/itemsvc/internal/sandbox"
 	"github.com/acme/itemsvc/internal/secrets"
@@ -40,12 +44,15 @@ type App struct {
 	Sandbox *sandbox.Sandbox
 	// Webhooks is the webhook dispatcher, run as a worker by Start.
 	Webhooks *webhook.Dispatcher
+	// Events is the event feed's hub, run as a worker by Start.
+	Events *events.Hub
 	// Keys is the server secret (SECRET_KEY or its key file); SigningKey
 	// the token signing key derived from it (or JWT_SECRET).
 	Keys       *secrets.Keys
 	SigningKey []byte
 
 	workers []Worker
+	redis   *redis.Client // the event relay's, when REDIS_URL is set
 	limits  *ratelimit.Limits
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
@@ -67,6 +74,9 @@ type Options struct {
 	// WrapDriver, when set, wraps the database driver under the ent client
 	// (tests count statements with it).
 	WrapDriver func(dialect.Driver) dialect.Driver
+	// EventPoll is how often the event tailer reads the outbox when nothing
+	// wakes it (default 1s); tests of the wake-ups make it long.
+	EventPoll time.Duration
 	// Webhooks tunes the webhook dispatcher (clock, timeouts, transport)
 	// and the resolver of its address guard.
 	Webhooks webhook.Options
@@ -148,6 +158,25 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, db *databas
 		sopts.OnCommit = dispatcher.Notify
 	}
 
+	// Event feeds (DESIGN §7): one tailer per process, woken by local
+	// commits, by other replicas (wake.go) and by a slow poll.
+	relay, err := a.eventRelay(cfg, db)
+	if err != nil {
+		return nil, err
+	}
+	hub := events.New(db.Client, events.Options{
+		PollInterval: opts.EventPoll,
+		QueryTimeout: cfg.RequestTimeout,
+		PerKey:       cfg.EventStreamsPerKey,
+		Buffer:       cfg.EventStreamBuffer,
+		Relay:        relay,
+		Logger:       log,
+		Metrics:      a.Metrics,
+	})
+	sopts.Events = hub
+	prev := sopts.OnCommit
+	sopts.OnCommit = func() { hub.Committed(); prev() }
+
 	sopts.SecretBox = keys.Box(secrets.PurposeWebhooks)
 	svc := service.New(db.Client, auth.NewTokens(signing, cfg.TokenTTL), sopts)
 	if n, err := svc.SealWebhookSecrets(ctx); err != nil {
@@ -157,12 +186,14 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, db *databas
 	}
 	a.Service = svc
 	a.Webhooks = dispatcher
-	a.workers = append(a.workers, Worker{Name: "webhooks", Run: dispatcher.Run})
+	a.workers = append(a.workers, Worker{Name: "webhooks", Run: dispatcher.Run}, Worker{Name: "events", Run: hub.Run})
+	a.Events = hub
 
 	ropts := rest.Options{
 		Logger:         log,
 		RateLimit:      rest.RateLimit(a.limits.Keys),
 		RequestTimeout: cfg.RequestTimeout,
+		StreamRoutes:   []string{graph.Endpoint},
 		TrustedProxies: cfg.TrustedProxies,
 		Mount: func(e *gin.Engine, _ ...gin.HandlerFunc) {
 			// GraphQL (DESIGN §5, §7): same engine, token, service; the
@@ -172,6 +203,7 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, db *databas
 				MaxDepth:               cfg.GraphQLMaxDepth,
 				MaxComplexity:          cfg.GraphQLMaxComplexity,
 				AnonymousIntrospection: cfg.Playground,
+				WebSocketOrigins:       originHosts(cfg.CORSOrigins),
 				Logger:                 log,
 			})
 			graph.Mount(e, gql, graph.MountOptions{
@@ -206,10 +238,50 @@ func (a *App) Close() error {
 		a.cancel()
 	}
 	a.wg.Wait()
+	if a.redis != nil {
+		_ = a.redis.Close()
+	}
 	if a.limits != nil {
 		if err := a.limits.Close(); err != nil {
 			a.Logger.Warn("close rate-limit store", "err", err)
 		}
 	}
 	return a.DB.Close()
+}
+
+// originHosts are the hosts of CORS_ORIGINS, the patterns a browser page's
+// WebSocket origin is checked against ("*": any).
+func originHosts(origins []string) []string {
+	var hosts []string
+	for _, o := range origins {
+		if o == "*" {
+			return []string{"*"}
+		}
+		if u, err := url.Parse(o); err == nil && u.Host != "" {
+			hosts = append(hosts, u.Host)
+		}
+	}
+	return hosts
+}
+
+// eventRelay picks how event wake-ups reach the other replicas: Redis
+// pub/sub when REDIS_URL is set, else PostgreSQL LISTEN/NOTIFY; on SQLite,
+// none (one process writes, and wakes its own tailer).
+func (a *App) eventRelay(cfg config.Config, db *database.DB) (events.Relay, error) {
+	if cfg.RedisURL != "" {
+		opt, err := redis.ParseURL(cfg.RedisURL)
+		if err != nil {
+			return nil, fmt.Errorf("REDIS_URL: %w", err)
+		}
+		a.redis = redis.NewClient(opt)
+		return events.RedisRelay{Client: a.redis}, nil
+	}
+	if db.Dialect != "postgres" {
+		return nil, nil
+	}
+	_, dsn, err := config.ParseDatabaseURL(cfg.DatabaseURL)
+	if err != nil {
+		return nil, err
+	}
+	return events.PostgresRelay{DB: db.SQL, DSN: dsn}, nil
 }

@@ -31,6 +31,9 @@ const (
 	CodeRateLimited      Code = "RATE_LIMITED"
 	CodeInternal         Code = "INTERNAL_ERROR"
 	CodeUnavailable      Code = "UNAVAILABLE"
+	// CodeSlowConsumer ends an event stream whose client fell too far
+	// behind; it resumes from the last event it got.
+	CodeSlowConsumer Code = "SLOW_CONSUMER"
 )
 
 var statuses = map[Code]int{
@@ -46,6 +49,7 @@ var statuses = map[Code]int{
 	CodeRateLimited:      http.StatusTooManyRequests,
 	CodeInternal:         http.StatusInternalServerError,
 	CodeUnavailable:      http.StatusServiceUnavailable,
+	CodeSlowConsumer:     http.StatusServiceUnavailable,
 }
 
 // Error is a failure as the client sees it. Message is safe to show; Cause,

@@ -36,6 +36,8 @@ type Config struct {
 	GraphQLMaxComplexity int
 	GraphQLAnonPerMinute int
 	RequestTimeout       time.Duration
+	EventStreamsPerKey   int
+	EventStreamBuffer    int
 	CORSOrigins          []string
 	LogLevel             slog.Level
 	Sandbox              bool
@@ -78,6 +80,8 @@ func (c *Config) Register(fs *flag.FlagSet) *Loader {
 	l.add("graphql-max-complexity", "GRAPHQL_MAX_COMPLEXITY", "1000", "most complex GraphQL query accepted", positive(&c.GraphQLMaxComplexity))
 	l.add("graphql-anonymous-per-minute", "GRAPHQL_ANONYMOUS_PER_MINUTE", "30", "GraphQL points per minute per client address without a token (login, introspection)", positive(&c.GraphQLAnonPerMinute))
 	l.add("request-timeout", "REQUEST_TIMEOUT", "5s", "longest a request may work (database included) before it fails with 503", duration(&c.RequestTimeout))
+	l.add("event-streams-per-key", "EVENT_STREAMS_PER_KEY", "10", "event streams (SSE, GraphQL subscriptions) one API key may hold open on one server", positive(&c.EventStreamsPerKey))
+	l.add("event-stream-buffer", "EVENT_STREAM_BUFFER", "256", "events that may wait for one stream before it is closed with SLOW_CONSUMER", positive(&c.EventStreamBuffer))
 	l.add("cors-origins", "CORS_ORIGINS", "", "comma-separated origins allowed by CORS (* for any); empty: none", list(&c.CORSOrigins))
 	l.add("log-level", "LOG_LEVEL", "info", "debug, info, warn or error", level(&c.LogLevel))
 	l.add("sandbox", "SANDBOX", "false", "seed demo data with sk_test_ keys and reset it periodically", boolean(&c.Sandbox))

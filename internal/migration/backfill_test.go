@@ -23,35 +23,7 @@ func TestItemCountsBackfill(t *testing.T) {
 	}
 	defer db.Close()
 
-	// The history up to, not including, the migration under test.
-	full, err := migration.Dir(db.Dialect)
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := full.Files()
-	if err != nil {
-		t.Fatal(err)
-	}
-	before, kept := &atlas.MemDir{}, 0
-	for _, f := range files {
-		if strings.HasSuffix(f.Name(), "_item_counts.sql") {
-			break
-		}
-		if err := before.WriteFile(f.Name(), f.Bytes()); err != nil {
-			t.Fatal(err)
-		}
-		kept++
-	}
-	sum, err := before.Checksum()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := atlas.WriteSumFile(before, sum); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := migration.ApplyDir(ctx, db.SQL, db.Dialect, before); err != nil {
-		t.Fatal(err)
-	}
+	kept, total := applyBefore(t, db, "_item_counts.sql")
 
 	for _, stmt := range []string{
 		`INSERT INTO users (id, created_at, updated_at, email, name, role) VALUES
@@ -70,7 +42,7 @@ func TestItemCountsBackfill(t *testing.T) {
 		}
 	}
 
-	if n, err := migration.Apply(ctx, db.SQL, db.Dialect); err != nil || n != len(files)-kept {
+	if n, err := migration.Apply(ctx, db.SQL, db.Dialect); err != nil || n != total-kept {
 		t.Fatalf("applied %d, err %v; want the rest of the history", n, err)
 	}
 	rows, err := db.SQL.QueryContext(ctx, `SELECT user_id, status, count FROM item_counts`)
@@ -93,5 +65,91 @@ func TestItemCountsBackfill(t *testing.T) {
 	want := map[string]int{"user_a active": 2, "user_a archived": 1, "user_b archived": 2}
 	if !maps.Equal(got, want) {
 		t.Fatalf("backfilled counters %v, want %v", got, want)
+	}
+}
+
+// applyBefore applies the migration history up to, not including, the file
+// whose name ends with suffix; it returns how many it applied and how many
+// there are in all.
+func applyBefore(t *testing.T, db *database.DB, suffix string) (kept, total int) {
+	t.Helper()
+	ctx := context.Background()
+	full, err := migration.Dir(db.Dialect)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := full.Files()
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := &atlas.MemDir{}
+	for _, f := range files {
+		if strings.HasSuffix(f.Name(), suffix) {
+			break
+		}
+		if err := before.WriteFile(f.Name(), f.Bytes()); err != nil {
+			t.Fatal(err)
+		}
+		kept++
+	}
+	sum, err := before.Checksum()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := atlas.WriteSumFile(before, sum); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := migration.ApplyDir(ctx, db.SQL, db.Dialect, before); err != nil {
+		t.Fatal(err)
+	}
+	return kept, len(files)
+}
+
+// TestEventSeqBackfill: events from before the event_seq migration get
+// seqs in the order they were written, and the counter new events take
+// theirs from starts after the last.
+func TestEventSeqBackfill(t *testing.T) {
+	ctx := context.Background()
+	db, err := database.Open(ctx, testutil.DatabaseURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	kept, total := applyBefore(t, db, "_event_seq.sql")
+	for _, stmt := range []string{
+		`INSERT INTO users (id, created_at, updated_at, email, name, role) VALUES
+			('user_a', CURRENT_TIMESTAMP, CURRENT_TIMESTAMP, 'a@example.com', 'A', 'user')`,
+		// Ids out of write order, as app-made ids can be.
+		`INSERT INTO events (id, created_at, updated_at, type, user_id, item_id, data) VALUES
+			('evt_c', '2026-01-01 10:00:01', '2026-01-01 10:00:01', 'item.created', 'user_a', 'item_1', '{}'),
+			('evt_a', '2026-01-01 10:00:02', '2026-01-01 10:00:02', 'item.updated', 'user_a', 'item_1', '{}'),
+			('evt_b', '2026-01-01 10:00:03', '2026-01-01 10:00:03', 'item.deleted', 'user_a', 'item_1', '{}')`,
+	} {
+		if _, err := db.SQL.ExecContext(ctx, stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := migration.Apply(ctx, db.SQL, db.Dialect); err != nil || n != total-kept {
+		t.Fatalf("applied %d, err %v; want the rest of the history", n, err)
+	}
+	rows, err := db.SQL.QueryContext(ctx, `SELECT id FROM events ORDER BY seq`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var order []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		order = append(order, id)
+	}
+	if got := strings.Join(order, ","); got != "evt_c,evt_a,evt_b" {
+		t.Fatalf("seq order %s, want the write order evt_c,evt_a,evt_b", got)
+	}
+	var counter string
+	if err := db.SQL.QueryRowContext(ctx, `SELECT value FROM settings WHERE id = 'event_seq'`).Scan(&counter); err != nil || counter != "3" {
+		t.Fatalf("event_seq counter = %q (%v), want 3", counter, err)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/acme/itemsvc/ent"
 	"github.com/acme/itemsvc/internal/apperr"
 	"github.com/acme/itemsvc/internal/auth"
+	"github.com/acme/itemsvc/internal/events"
 	"github.com/acme/itemsvc/internal/secrets"
 	"github.com/acme/itemsvc/internal/viewer"
 	"github.com/acme/itemsvc/internal/webhook"
@@ -36,6 +37,11 @@ type Options struct {
 	// WebhookGuard checks receiver URLs at registration (WEBHOOK_ALLOW_PRIVATE);
 	// default: no loopback, private or link-local addresses.
 	WebhookGuard *webhook.Guard
+	// StreamRecheck is how often an open event stream's token and key are
+	// checked again (and at the token's expiry). Default 30s.
+	StreamRecheck time.Duration
+	// Events is the event feed streams subscribe to; nil: no streams.
+	Events *events.Hub
 	// SecretBox seals webhook signing secrets before they are stored
 	// (internal/secrets); nil stores them as they are, which only tests do.
 	SecretBox *secrets.Box
@@ -54,6 +60,9 @@ type Service struct {
 func New(client *ent.Client, tokens *auth.Tokens, opts Options) *Service {
 	if opts.KeyRecheck == 0 {
 		opts.KeyRecheck = 5 * time.Second
+	}
+	if opts.StreamRecheck <= 0 {
+		opts.StreamRecheck = 30 * time.Second
 	}
 	if opts.KeyPrefix == "" {
 		opts.KeyPrefix = auth.LivePrefix

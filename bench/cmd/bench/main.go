@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -48,7 +49,7 @@ func main() {
 	flag.IntVar(&o.users, "users", 10, "seeded users, each with an API key")
 	flag.IntVar(&o.items, "items", 10000, "seeded items, spread over the users")
 	flag.IntVar(&o.scale, "scale", 100000, "items of the one more user whose list the rows at scale (…-100k) read")
-	flag.StringVar(&rows, "rows", strings.Join(rowNames(), ","), "rows to run, comma-separated")
+	flag.StringVar(&rows, "rows", strings.Join(append(rowNames(), "realtime"), ","), "rows to run, comma-separated (realtime: 1,000 event stream subscribers, server only)")
 	flag.BoolVar(&o.write, "write", false, "record the results in BENCHMARKS.md (newest run first)")
 	flag.StringVar(&o.out, "out", "BENCHMARKS.md", "file that -write records into")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work folder (binaries, database, server logs)")
@@ -72,7 +73,8 @@ func main() {
 
 // run is one whole benchmark: build, seed, start, measure, report.
 func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
-	selected, err := selectRows(o.rows)
+	realtime := slices.Contains(o.rows, "realtime")
+	selected, err := selectRows(slices.DeleteFunc(slices.Clone(o.rows), func(s string) bool { return s == "realtime" }))
 	if err != nil {
 		return err
 	}
@@ -199,6 +201,13 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		}
 		row.Server, row.Reference = ms[0], ms[1]
 		res.Rows = append(res.Rows, row)
+	}
+	if realtime {
+		rt, err := measureRealtime(ctx, srv, fx, o, prof, progress)
+		if err != nil {
+			return fmt.Errorf("realtime: %w", err)
+		}
+		res.Realtime = &rt
 	}
 	res.finish()
 	printResult(stdout, res)

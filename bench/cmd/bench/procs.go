@@ -66,6 +66,8 @@ func serverEnv(databaseURL string) []string {
 		"LOG_LEVEL=info",
 		"REDIS_URL=",
 		"SANDBOX=false",
+		// The realtime row opens 100 streams per seeded key.
+		"EVENT_STREAMS_PER_KEY=2000",
 	}
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")

@@ -29,6 +29,7 @@ type runResult struct {
 	Started  time.Time
 	Note     string // -note: what the figures should be read with
 	Rows     []rowResult
+	Realtime *realtimeResult // the realtime row, when it ran
 }
 
 // rowResult is one row: the server, and the reference it is judged against.
@@ -193,6 +194,10 @@ func printResult(w io.Writer, r runResult) {
 			fmt.Fprintf(w, "%s: peak RSS is the server's lifetime peak (could not reset it per row)\n", row.Row.title)
 		}
 	}
+	if r.Realtime != nil {
+		fmt.Fprintln(w)
+		r.Realtime.print(w, false)
+	}
 	fmt.Fprintln(w, "\nEvery × ref is the server's figure divided by the reference's in the same turns; rows the reference does not run\n(GraphQL, at scale) are divided by the server's figure on the row their target names, measured in turns with them.")
 }
 
@@ -270,6 +275,10 @@ func writeMarkdown(path string, r runResult, m machine) error {
 		r.describeData(), r.Conns, r.Duration, r.Warmup)
 	r.table(&b, true)
 	b.WriteString("\n")
+	if r.Realtime != nil {
+		r.Realtime.print(&b, true)
+		b.WriteString("\n")
+	}
 	b.WriteString(earlier)
 	return os.WriteFile(path, b.Bytes(), 0o644)
 }

@@ -1,0 +1,300 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// The realtime row (issue 15): subscribers on GET /v1/events/stream, each
+// following the events of one seeded user (realtimeSubs spread over the
+// users, so each change reaches realtimeSubs/users streams), while changes
+// arrive at realtimeRate a second; then REST create throughput with and
+// without those streams connected.
+const (
+	realtimeSubs   = 1000
+	realtimeRate   = 200
+	realtimeMaxP99 = 50 * time.Millisecond
+	// realtimeMinRatio is the create throughput with the streams connected
+	// over without them.
+	realtimeMinRatio = 0.8
+)
+
+// realtimeResult is the realtime row.
+type realtimeResult struct {
+	Subscribers, Rate     int
+	PerUser               int           // subscribers that each change reaches
+	Changes               int           // changes made at Rate
+	Delivered, Expected   int           // stream events received, and due
+	P50, P99, Max         time.Duration // write (event timestamp) to subscriber
+	RSSBefore, RSSWith    int64         // server RSS (VmRSS) without and with the streams
+	CreateWithout, Create float64       // POST /v1/items per second, without and with the streams
+	Errors                int
+	FirstError            string
+}
+
+func (r realtimeResult) verdict() string {
+	ok := r.P99 <= realtimeMaxP99 && r.Delivered == r.Expected && r.Create >= realtimeMinRatio*r.CreateWithout
+	if ok {
+		return "ok"
+	}
+	return "MISSED"
+}
+
+// print writes the row; markdown makes it a list.
+func (r realtimeResult) print(w io.Writer, markdown bool) {
+	p := "realtime: "
+	if markdown {
+		p = "- realtime: "
+	}
+	fmt.Fprintf(w, "%s%d SSE subscribers (each change reaches %d: its owner's), %d changes at %d/s: %d of %d events delivered; write→subscriber p50 %s ms, p99 %s ms (target < %s ms), max %s ms; server RSS %s MiB idle → %s MiB with the subscribers\n",
+		p, r.Subscribers, r.PerUser, r.Changes, r.Rate, r.Delivered, r.Expected,
+		ms(r.P50), ms(r.P99), ms(realtimeMaxP99), ms(r.Max), mib(r.RSSBefore), mib(r.RSSWith))
+	fmt.Fprintf(w, "%sPOST /v1/items with the %d subscribers connected: %.0f/s vs %.0f/s without = %s (target ≥ %.1f×): %s\n",
+		p, r.Subscribers, r.Create, r.CreateWithout, throughputRatio(r.Create, r.CreateWithout), realtimeMinRatio, r.verdict())
+	if r.Errors > 0 {
+		fmt.Fprintf(w, "%s%d errors, first: %s\n", p, r.Errors, r.FirstError)
+	}
+}
+
+// currentRSS is the process's resident set size now (VmRSS) in bytes.
+func (p *process) currentRSS() int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb * 1024
+		}
+	}
+	return 0
+}
+
+// createRate drives POST /v1/items with conns closed-loop workers for d and
+// returns the successful creates per second.
+func createRate(ctx context.Context, client *http.Client, base string, fx *fixture, conns int, d time.Duration, errs *errorTally) float64 {
+	create := rows[slices.IndexFunc(rows, func(r row) bool { return r.name == "create" })]
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	var done atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := 0; ctx.Err() == nil; n++ {
+				req, err := create.request(base, fx, w, n+1_000_000, conns)
+				if err != nil {
+					errs.add(err.Error())
+					return
+				}
+				res, err := client.Do(req.WithContext(ctx))
+				if err != nil {
+					if ctx.Err() == nil {
+						errs.add(err.Error())
+					}
+					continue
+				}
+				_, _ = io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+				if res.StatusCode == http.StatusCreated {
+					done.Add(1)
+				} else {
+					errs.add(fmt.Sprintf("create: status %d", res.StatusCode))
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return float64(done.Load()) / time.Since(start).Seconds()
+}
+
+// errorTally counts errors and keeps the first.
+type errorTally struct {
+	mu    sync.Mutex
+	n     int
+	first string
+}
+
+func (e *errorTally) add(s string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.n == 0 {
+		e.first = s
+	}
+	e.n++
+}
+
+// measureRealtime runs the realtime row on the server.
+func measureRealtime(ctx context.Context, srv *process, fx *fixture, o options, prof *profiler, progress func(string, ...any)) (realtimeResult, error) {
+	r := realtimeResult{Subscribers: realtimeSubs, Rate: realtimeRate}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: realtimeSubs + o.conns, MaxConnsPerHost: 0}}
+	defer client.CloseIdleConnections()
+	var errs errorTally
+	d := o.duration
+
+	progress("realtime: POST /v1/items for %s without subscribers", d)
+	createRate(ctx, client, srv.base, fx, o.conns, o.warmup, &errs)
+	r.CreateWithout = createRate(ctx, client, srv.base, fx, o.conns, d, &errs)
+	r.RSSBefore = srv.currentRSS()
+
+	progress("realtime: opening %d SSE subscribers", realtimeSubs)
+	subCtx, closeSubs := context.WithCancel(ctx)
+	defer closeSubs()
+	var (
+		measuring atomic.Bool
+		received  atomic.Int64
+		latMu     sync.Mutex
+		lats      = make([]time.Duration, 0, realtimeSubs*realtimeRate*int(d/time.Second+1)/len(fx.tokens))
+		opened    sync.WaitGroup
+		readers   sync.WaitGroup
+	)
+	opened.Add(realtimeSubs)
+	for i := range realtimeSubs {
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			req, _ := http.NewRequestWithContext(subCtx, "GET", srv.base+"/v1/events/stream", nil)
+			req.Header.Set("Authorization", "Bearer "+fx.tokens[i%len(fx.tokens)])
+			req.Header.Set("Accept", "text/event-stream")
+			res, err := client.Do(req)
+			opened.Done()
+			if err != nil {
+				errs.add("subscribe: " + err.Error())
+				return
+			}
+			defer res.Body.Close()
+			if res.StatusCode != http.StatusOK {
+				errs.add(fmt.Sprintf("subscribe: status %d", res.StatusCode))
+				return
+			}
+			sc := bufio.NewScanner(res.Body)
+			for sc.Scan() {
+				line := sc.Bytes()
+				data, ok := bytes.CutPrefix(line, []byte("data: "))
+				if !ok || !measuring.Load() {
+					continue
+				}
+				now := time.Now()
+				ts, ok := eventTimestamp(data)
+				if !ok {
+					errs.add("event without a timestamp: " + truncate(data))
+					continue
+				}
+				received.Add(1)
+				latMu.Lock()
+				lats = append(lats, now.Sub(ts))
+				latMu.Unlock()
+			}
+		}()
+	}
+	opened.Wait()
+	if errs.n > 0 {
+		closeSubs()
+		readers.Wait()
+		return r, fmt.Errorf("subscribers: %d failed, first: %s", errs.n, errs.first)
+	}
+
+	progress("realtime: %d changes/s for %s", realtimeRate, d)
+	measuring.Store(true)
+	tick := time.NewTicker(time.Second / realtimeRate)
+	end := time.After(d)
+	var changes sync.WaitGroup
+	create := rows[slices.IndexFunc(rows, func(r row) bool { return r.name == "create" })]
+loop:
+	for n := 0; ; n++ {
+		select {
+		case <-ctx.Done():
+			return r, ctx.Err()
+		case <-end:
+			break loop
+		case <-tick.C:
+			r.Changes++
+			changes.Add(1)
+			go func() {
+				defer changes.Done()
+				req, _ := create.request(srv.base, fx, n, n+2_000_000, len(fx.tokens))
+				res, err := client.Do(req)
+				if err != nil {
+					errs.add(err.Error())
+					return
+				}
+				_, _ = io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+				if res.StatusCode != http.StatusCreated {
+					errs.add(fmt.Sprintf("change: status %d", res.StatusCode))
+				}
+			}()
+		}
+	}
+	tick.Stop()
+	changes.Wait()
+	// Each change reaches the subscribers of its owner.
+	r.PerUser = realtimeSubs / len(fx.tokens)
+	r.Expected = r.Changes * r.PerUser
+	deadline := time.Now().Add(10 * time.Second)
+	for received.Load() < int64(r.Expected) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	measuring.Store(false)
+	r.Delivered = int(received.Load())
+	r.RSSWith = srv.currentRSS()
+	latMu.Lock()
+	slices.Sort(lats)
+	if len(lats) > 0 {
+		r.P50, r.P99, r.Max = lats[len(lats)/2], lats[len(lats)*99/100], lats[len(lats)-1]
+	}
+	latMu.Unlock()
+
+	progress("realtime: POST /v1/items for %s with the subscribers connected", d)
+	var profDone <-chan error
+	if prof != nil {
+		profDone = prof.cpu(ctx, "server", "realtime", d)
+	}
+	r.Create = createRate(ctx, client, srv.base, fx, o.conns, d, &errs)
+	if profDone != nil {
+		if err := <-profDone; err != nil {
+			return r, err
+		}
+	}
+	closeSubs()
+	readers.Wait()
+	r.Errors, r.FirstError = errs.n, errs.first
+	if r.Delivered == 0 {
+		return r, errors.New("no event reached a subscriber")
+	}
+	return r, nil
+}
+
+// eventTimestamp finds an event's timestamp in its JSON without decoding the
+// rest: the load generator reads 20,000 events a second on one CPU, and
+// what it spends on each shows up as latency.
+func eventTimestamp(data []byte) (time.Time, bool) {
+	const key = `"timestamp":"`
+	i := bytes.LastIndex(data, []byte(key))
+	if i < 0 {
+		return time.Time{}, false
+	}
+	rest := data[i+len(key):]
+	j := bytes.IndexByte(rest, '"')
+	if j < 0 {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, string(rest[:j]))
+	return t, err == nil
+}

@@ -1,0 +1,299 @@
+// Package events serves the outbox as a live, resumable feed: one tailer per
+// process reads new events once, in commit order (their seq), and fans them
+// out to the local subscribers; a subscriber that comes (back) with a cursor
+// is first replayed what it missed from the outbox. Wake-ups come from local
+// commits, from other replicas (PostgreSQL LISTEN/NOTIFY or Redis pub/sub,
+// wake.go) and from a slow poll; the outbox is the source of truth.
+package events
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/acme/itemsvc/ent"
+	"github.com/acme/itemsvc/ent/event"
+	"github.com/acme/itemsvc/ent/privacy"
+	"github.com/acme/itemsvc/internal/apperr"
+	"github.com/acme/itemsvc/internal/viewer"
+)
+
+// Options tune a Hub; zero values take the defaults.
+type Options struct {
+	// PollInterval is how often the outbox is read when nothing wakes the
+	// tailer (a commit on a replica whose wake-up was lost). Default 1s.
+	PollInterval time.Duration
+	// Buffer is how many events wait for one subscriber; a subscriber
+	// that lets more pile up is dropped with SLOW_CONSUMER (it resumes from
+	// its last event). Default 256.
+	Buffer int
+	// PerKey caps the open streams of one API key. Default 10.
+	PerKey int
+	// QueryTimeout bounds each read of the outbox (REQUEST_TIMEOUT): a
+	// stream outlives any request deadline, its queries do not. Default 5s.
+	QueryTimeout time.Duration
+	// Relay carries wake-ups to and from other replicas (wake.go); nil:
+	// this process only (SQLite), other replicas' events found by the poll.
+	Relay Relay
+	// Logger receives the tailer's warnings. Default slog.Default().
+	Logger *slog.Logger
+	// Metrics registers the hub's collectors; nil: none.
+	Metrics prometheus.Registerer
+}
+
+// batch is how many events one read of the outbox takes at most; never more
+// than a stream's buffer, so that one read alone cannot overflow a stream
+// that keeps up.
+const batch = 500
+
+// Hub is the event feed of one process.
+type Hub struct {
+	db      *ent.Client
+	opts    Options
+	log     *slog.Logger
+	metrics *metrics
+	wake    chan struct{}
+	publish chan struct{}
+
+	mu     sync.Mutex
+	last   int64 // the seq the tailer has fanned out up to
+	tailed bool  // last is known
+	// stopped: Run has ended; new subscriptions are refused.
+	stopped bool
+	subs    map[*Subscription]struct{}
+	perKey  map[string]int
+}
+
+// New returns a hub over client; Run tails the outbox.
+func New(client *ent.Client, opts Options) *Hub {
+	if opts.PollInterval <= 0 {
+		opts.PollInterval = time.Second
+	}
+	if opts.Buffer <= 0 {
+		opts.Buffer = 256
+	}
+	if opts.PerKey <= 0 {
+		opts.PerKey = 10
+	}
+	if opts.QueryTimeout <= 0 {
+		opts.QueryTimeout = 5 * time.Second
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	h := &Hub{
+		db:      client,
+		opts:    opts,
+		log:     opts.Logger.With("component", "events"),
+		wake:    make(chan struct{}, 1),
+		publish: make(chan struct{}, 1),
+		subs:    map[*Subscription]struct{}{},
+		perKey:  map[string]int{},
+	}
+	h.metrics = newMetrics(opts.Metrics)
+	return h
+}
+
+// Notify wakes the tailer (a commit happened, here or on another replica);
+// it never blocks, and wake-ups that arrive while it reads fold into one.
+func (h *Hub) Notify() {
+	select {
+	case h.wake <- struct{}{}:
+	default:
+	}
+}
+
+// system is the context of the tailer's reads: every user's events, past
+// the Event policy; each subscriber gets only what it may see (sees).
+func system(ctx context.Context) context.Context {
+	return privacy.DecisionContext(ctx, privacy.Allow)
+}
+
+// Run tails the outbox until ctx ends, then ends every subscription.
+func (h *Hub) Run(ctx context.Context) {
+	defer h.closeAll()
+	if h.opts.Relay != nil {
+		relayDone := make(chan struct{})
+		go func() { defer close(relayDone); h.relay(ctx) }()
+		defer func() { <-relayDone }()
+	}
+	poll := time.NewTimer(h.opts.PollInterval)
+	defer poll.Stop()
+	for ctx.Err() == nil {
+		if err := h.tail(ctx); err != nil && ctx.Err() == nil {
+			h.log.WarnContext(ctx, "read the outbox", "err", err)
+		}
+		poll.Reset(h.opts.PollInterval)
+		select {
+		case <-ctx.Done():
+		case <-poll.C:
+		case <-h.wake:
+		}
+	}
+}
+
+// start learns where the outbox ends: the tailer fans out what is written
+// from then on; earlier events are replayed to who asks for them.
+func (h *Hub) start(ctx context.Context) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.tailed {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, h.opts.QueryTimeout)
+	defer cancel()
+	last, err := lastSeq(ctx, h.db)
+	if err != nil {
+		return err
+	}
+	h.last, h.tailed = last, true
+	return nil
+}
+
+// lastSeq is the highest seq in the outbox, 0 when it is empty.
+func lastSeq(ctx context.Context, db *ent.Client) (int64, error) {
+	ev, err := db.Event.Query().Order(ent.Desc(event.FieldSeq)).Select(event.FieldSeq).First(system(ctx))
+	switch {
+	case ent.IsNotFound(err):
+		return 0, nil
+	case err != nil:
+		return 0, fmt.Errorf("last event: %w", err)
+	}
+	return ev.Seq, nil
+}
+
+// tail reads the events past the last one fanned out and hands each to the
+// subscribers that may see it. Only this goroutine advances last, so reads
+// never overlap; seq order is commit order, so nothing below last can
+// still appear.
+func (h *Hub) tail(ctx context.Context) error {
+	if err := h.start(ctx); err != nil {
+		return err
+	}
+	limit := min(batch, h.opts.Buffer)
+	for {
+		h.mu.Lock()
+		from := h.last
+		h.mu.Unlock()
+		qctx, cancel := context.WithTimeout(ctx, h.opts.QueryTimeout)
+		rows, err := h.db.Event.Query().
+			Where(event.SeqGT(from)).
+			Order(ent.Asc(event.FieldSeq)).
+			Limit(limit).
+			All(system(qctx))
+		cancel()
+		if err != nil {
+			return fmt.Errorf("tail events: %w", err)
+		}
+		now := time.Now()
+		h.mu.Lock()
+		for _, r := range rows {
+			ev := FromRow(r)
+			if frame, err := ev.SSEFrame(); err == nil {
+				ev.Frame = frame // once for every stream
+			}
+			for s := range h.subs {
+				if s.wants(ev) {
+					h.deliver(s, ev)
+				}
+			}
+			h.metrics.fanout.Observe(now.Sub(ev.Timestamp).Seconds())
+			h.last = ev.Seq
+		}
+		h.mu.Unlock()
+		if len(rows) < limit {
+			return nil
+		}
+	}
+}
+
+// deliver queues ev for s, or drops s when its buffer is full: holding
+// events without bound for a reader that does not read would let one slow
+// client grow the server's memory. Called with mu held.
+func (h *Hub) deliver(s *Subscription, ev Event) {
+	select {
+	case s.live <- ev:
+	default:
+		h.metrics.dropped.Inc()
+		h.removeLocked(s, errSlow)
+	}
+}
+
+// errSlow ends a subscription whose buffer overflowed; the client resumes
+// from the last event it got.
+var errSlow = apperr.New(apperr.CodeSlowConsumer, "the stream fell too far behind and was closed; reconnect with the id of the last event received to resume")
+
+// ErrShutdown ends the subscriptions of a server that stops.
+var ErrShutdown = apperr.New(apperr.CodeUnavailable, "the server is shutting down; reconnect with the id of the last event received to resume")
+
+// register adds s to the fan-out and returns the seq from which it will get
+// events live: everything after it, and nothing at or below it that it has
+// not replayed.
+func (h *Hub) register(ctx context.Context, s *Subscription) (int64, error) {
+	if err := h.start(ctx); err != nil {
+		return 0, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.stopped {
+		return 0, ErrShutdown
+	}
+	h.subs[s] = struct{}{}
+	h.metrics.subscribers.Inc()
+	return h.last, nil
+}
+
+// admit counts a new stream of v's key, or refuses it over PerKey.
+func (h *Hub) admit(v viewer.Viewer) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.perKey[v.KeyID] >= h.opts.PerKey {
+		return apperr.New(apperr.CodeRateLimited, fmt.Sprintf("this API key has %d event streams open on this server, the most it may; close one first", h.opts.PerKey))
+	}
+	h.perKey[v.KeyID]++
+	return nil
+}
+
+// release ends s's place in the hub and in its key's count.
+func (h *Hub) release(s *Subscription) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.removeLocked(s, nil)
+	if n := h.perKey[s.viewer.KeyID]; n <= 1 {
+		delete(h.perKey, s.viewer.KeyID)
+	} else {
+		h.perKey[s.viewer.KeyID] = n - 1
+	}
+}
+
+// removeLocked takes s out of the fan-out, ending it with err if it is not
+// ended yet. Called with mu held.
+func (h *Hub) removeLocked(s *Subscription, err error) {
+	if _, ok := h.subs[s]; ok {
+		delete(h.subs, s)
+		h.metrics.subscribers.Dec()
+	}
+	s.end(err)
+}
+
+// closeAll ends every subscription: the server is stopping, and open
+// streams would otherwise hold its drain.
+func (h *Hub) closeAll() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for s := range h.subs {
+		h.removeLocked(s, ErrShutdown)
+	}
+	h.stopped = true
+}
+
+// Subscribers is the number of streams receiving live events.
+func (h *Hub) Subscribers() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.subs)
+}

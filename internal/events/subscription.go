@@ -1,0 +1,288 @@
+package events
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/acme/itemsvc/ent"
+	"github.com/acme/itemsvc/ent/event"
+	"github.com/acme/itemsvc/internal/viewer"
+)
+
+// Event is one item change as feeds show it.
+type Event struct {
+	// ID is the public id (evt_…), the one webhooks carry; it is also the
+	// cursor a client resumes after.
+	ID string
+	// Seq is the commit order of the event, what resuming compares.
+	Seq       int64
+	Type      string
+	UserID    string
+	ItemID    string
+	Timestamp time.Time
+	// Item is the item as the change left it (as it was, for item.deleted),
+	// in the API's JSON.
+	Item json.RawMessage
+	// Frame is the event as one Server-Sent Events frame, rendered once by
+	// the tailer for all the streams it reaches; nil on replayed events.
+	Frame []byte
+}
+
+// Body is the event's JSON: the body of its webhook deliveries.
+type Body struct {
+	ID        string          `json:"id"`
+	Event     string          `json:"event"`
+	Data      json.RawMessage `json:"data"`
+	Timestamp time.Time       `json:"timestamp"`
+}
+
+// Body returns the event's JSON body.
+func (ev Event) Body() Body {
+	return Body{ID: ev.ID, Event: ev.Type, Data: ev.Item, Timestamp: ev.Timestamp.UTC()}
+}
+
+// SSEFrame renders the event as a Server-Sent Events frame: its id (the
+// cursor Last-Event-ID resumes after), its type as the event name, its body
+// as the data.
+func (ev Event) SSEFrame() ([]byte, error) {
+	if ev.Frame != nil {
+		return ev.Frame, nil
+	}
+	body, err := json.Marshal(ev.Body())
+	if err != nil {
+		return nil, fmt.Errorf("encode event %s: %w", ev.ID, err)
+	}
+	b := make([]byte, 0, len(body)+len(ev.ID)+len(ev.Type)+24)
+	b = append(b, "id: "...)
+	b = append(b, ev.ID...)
+	b = append(b, "\nevent: "...)
+	b = append(b, ev.Type...)
+	b = append(b, "\ndata: "...)
+	b = append(b, body...)
+	b = append(b, "\n\n"...)
+	return b, nil
+}
+
+// FromRow is the feed's view of an outbox row.
+func FromRow(r *ent.Event) Event {
+	return Event{
+		ID:        r.ID,
+		Seq:       r.Seq,
+		Type:      r.Type,
+		UserID:    r.UserID,
+		ItemID:    r.ItemID,
+		Timestamp: r.CreatedAt,
+		Item:      json.RawMessage(r.Data),
+	}
+}
+
+// Filter selects the events of a subscription or a page.
+type Filter struct {
+	// Types keeps these types only; empty is all.
+	Types []string
+	// After is the seq of the last event the client has; 0 is "from now on"
+	// for a subscription.
+	After int64
+}
+
+// replayPage is how many events one replay read takes.
+const replayPage = 200
+
+// Subscription is one client's stream. Next is called from one goroutine.
+type Subscription struct {
+	hub    *Hub
+	viewer viewer.Viewer
+	types  []string
+	// live receives the tailer's events once registered.
+	live chan Event
+
+	// pos is the seq of the last event handed to the client.
+	pos        int64
+	pending    []Event
+	registered bool
+	caughtUp   bool
+
+	endOnce sync.Once
+	ended   chan struct{}
+	err     error
+}
+
+// Subscribe opens a stream of the events v may see, from after f.After (or
+// from now on when it is 0). The caller must Close it.
+func (h *Hub) Subscribe(ctx context.Context, v viewer.Viewer, f Filter) (*Subscription, error) {
+	if err := h.admit(v); err != nil {
+		return nil, err
+	}
+	s := &Subscription{
+		hub:    h,
+		viewer: v,
+		types:  f.Types,
+		live:   make(chan Event, h.opts.Buffer),
+		pos:    f.After,
+		ended:  make(chan struct{}),
+	}
+	if f.After <= 0 {
+		// From now on: nothing to replay.
+		last, err := h.register(ctx, s)
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		s.pos, s.registered, s.caughtUp = last, true, true
+	}
+	return s, nil
+}
+
+// Close ends the stream and frees its place.
+func (s *Subscription) Close() {
+	s.hub.release(s)
+}
+
+// end stops the stream with err (nil: closed by its owner).
+func (s *Subscription) end(err error) {
+	s.endOnce.Do(func() {
+		s.err = err
+		close(s.ended)
+	})
+}
+
+// Ended is closed when the hub ends the stream (a slow consumer, a server
+// stopping); Err says why.
+func (s *Subscription) Ended() <-chan struct{} { return s.ended }
+
+// Err is why the hub ended the stream.
+func (s *Subscription) Err() error { return s.err }
+
+// wants reports whether s gets ev: of a type it asked for and visible to its
+// viewer. Visibility is the Event policy's (ent/schema/event.go: an admin
+// sees all, a user the events of their own items, deleted ones included),
+// applied here to rows the tailer read once for all subscribers; replay
+// reads through the policy itself.
+func (s *Subscription) wants(ev Event) bool {
+	if len(s.types) > 0 && !slices.Contains(s.types, ev.Type) {
+		return false
+	}
+	return s.viewer.Admin() || ev.UserID == s.viewer.UserID
+}
+
+// ErrCheck is what NextOrCheck returns when its check channel fires, and
+// ErrIdle when its idle channel does.
+var (
+	ErrCheck = errors.New("events: check due")
+	ErrIdle  = errors.New("events: idle")
+)
+
+// Next returns the next event: first those missed since the cursor, read
+// from the outbox, then live ones. It fails when ctx ends or the hub ended
+// the stream (Err).
+func (s *Subscription) Next(ctx context.Context) (Event, error) {
+	return s.NextOrCheck(ctx, nil, nil)
+}
+
+// TryNext returns the next event if one is at hand (replayed, or live and
+// waiting), without blocking: a writer drains these before it flushes.
+func (s *Subscription) TryNext() (Event, bool) {
+	if len(s.pending) > 0 {
+		ev := s.pending[0]
+		s.pending = s.pending[1:]
+		s.pos = ev.Seq
+		return ev, true
+	}
+	if !s.caughtUp {
+		return Event{}, false
+	}
+	for {
+		select {
+		case ev := <-s.live:
+			if ev.Seq <= s.pos {
+				continue
+			}
+			s.pos = ev.Seq
+			return ev, true
+		default:
+			return Event{}, false
+		}
+	}
+}
+
+// NextOrCheck is Next that also returns ErrCheck when check fires while it
+// waits for a live event (the caller re-checks the client's credentials),
+// and ErrIdle when idle does (the caller sends a keep-alive).
+func (s *Subscription) NextOrCheck(ctx context.Context, check, idle <-chan time.Time) (Event, error) {
+	for {
+		if len(s.pending) > 0 {
+			ev := s.pending[0]
+			s.pending = s.pending[1:]
+			s.pos = ev.Seq
+			return ev, nil
+		}
+		if !s.caughtUp {
+			if err := s.replay(ctx); err != nil {
+				return Event{}, err
+			}
+			continue
+		}
+		select {
+		case ev := <-s.live:
+			if ev.Seq <= s.pos {
+				continue // replayed already
+			}
+			s.pos = ev.Seq
+			return ev, nil
+		case <-s.ended:
+			if s.err == nil {
+				return Event{}, context.Canceled
+			}
+			return Event{}, s.err
+		case <-check:
+			return Event{}, ErrCheck
+		case <-idle:
+			return Event{}, ErrIdle
+		case <-ctx.Done():
+			return Event{}, ctx.Err()
+		}
+	}
+}
+
+// replay reads the next page of events after pos through the Event policy
+// (ctx carries the viewer). Once a read comes back short, the subscription
+// registers for live events and reads once more: the tailer had read every
+// event up to where it registered, so they are all committed and this last
+// read finds them; later ones arrive live (seen ones are skipped by seq).
+func (s *Subscription) replay(ctx context.Context) error {
+	q := s.hub.db.Event.Query().
+		Where(event.SeqGT(s.pos)).
+		Order(ent.Asc(event.FieldSeq)).
+		Limit(replayPage)
+	if len(s.types) > 0 {
+		q.Where(event.TypeIn(s.types...))
+	}
+	qctx, cancel := context.WithTimeout(viewer.NewContext(ctx, s.viewer), s.hub.opts.QueryTimeout)
+	rows, err := q.All(qctx)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("replay events: %w", err)
+	}
+	for _, r := range rows {
+		s.pending = append(s.pending, FromRow(r))
+	}
+	if len(rows) == replayPage {
+		return nil
+	}
+	if !s.registered {
+		if _, err := s.hub.register(ctx, s); err != nil {
+			return err
+		}
+		s.registered = true
+		return nil
+	}
+	if len(rows) == 0 {
+		s.caughtUp = true
+	}
+	return nil
+}

@@ -1,0 +1,230 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/acme/itemsvc/ent"
+	"github.com/acme/itemsvc/ent/event"
+	"github.com/acme/itemsvc/ent/schema"
+	"github.com/acme/itemsvc/ent/schema/pulid"
+	"github.com/acme/itemsvc/internal/apperr"
+	"github.com/acme/itemsvc/internal/events"
+)
+
+// EventTypes are the types of item events, in the order the docs list them.
+var EventTypes = []string{schema.EventItemCreated, schema.EventItemUpdated, schema.EventItemDeleted}
+
+// EventListParams select one page of GET /events, newest first.
+type EventListParams struct {
+	Types []string // empty: all
+	// After keeps the events committed after this one (evt_…): what a
+	// client missed since it last looked.
+	After string
+	// Before is the page cursor: the events committed before this one.
+	Before string
+	Limit  int
+}
+
+// ParseEventListParams reads and checks the query of GET /events.
+func ParseEventListParams(q url.Values) (EventListParams, error) {
+	p := EventListParams{Limit: DefaultLimit}
+	var err error
+	if p.Limit, err = intParam(q, "limit", DefaultLimit, 1, MaxLimit); err != nil {
+		return p, err
+	}
+	if v, ok := param(q, "type"); ok {
+		if p.Types, err = ParseEventTypes("type", strings.Split(v, ",")); err != nil {
+			return p, err
+		}
+	}
+	for name, dst := range map[string]*string{"after": &p.After, "cursor": &p.Before} {
+		if v, ok := param(q, name); ok {
+			if !pulid.Valid("evt_", v) {
+				return p, apperr.Validation(name, "must be an event id (evt_…)")
+			}
+			*dst = v
+		}
+	}
+	return p, nil
+}
+
+// ParseEventTypes checks a list of event types named by field.
+func ParseEventTypes(field string, types []string) ([]string, error) {
+	for _, t := range types {
+		if !slices.Contains(EventTypes, t) {
+			return nil, apperr.Validation(field, "must be one or more of: "+strings.Join(EventTypes, ", "))
+		}
+	}
+	return types, nil
+}
+
+// EventPage is one page of events, newest first; Next is the cursor of the
+// next (older) page, "" on the last.
+type EventPage struct {
+	Events []events.Event
+	Next   string
+}
+
+// ListEvents returns the events the viewer may see (the Event policy: their
+// items', deleted ones included; an admin all), newest first in commit order.
+func (s *Service) ListEvents(ctx context.Context, p EventListParams) (EventPage, error) {
+	if _, err := requireViewer(ctx); err != nil {
+		return EventPage{}, err
+	}
+	q := s.db.Event.Query().Order(ent.Desc(event.FieldSeq)).Limit(p.Limit + 1)
+	if len(p.Types) > 0 {
+		q.Where(event.TypeIn(p.Types...))
+	}
+	if p.After != "" {
+		seq, err := s.eventSeq(ctx, "after", p.After)
+		if err != nil {
+			return EventPage{}, err
+		}
+		q.Where(event.SeqGT(seq))
+	}
+	if p.Before != "" {
+		seq, err := s.eventSeq(ctx, "cursor", p.Before)
+		if err != nil {
+			return EventPage{}, err
+		}
+		q.Where(event.SeqLT(seq))
+	}
+	rows, err := q.All(ctx)
+	if err != nil {
+		return EventPage{}, err
+	}
+	var page EventPage
+	if len(rows) > p.Limit {
+		rows = rows[:p.Limit]
+		page.Next = rows[len(rows)-1].ID
+	}
+	page.Events = make([]events.Event, len(rows))
+	for i, r := range rows {
+		page.Events[i] = events.FromRow(r)
+	}
+	return page, nil
+}
+
+// GetEvent returns one event the viewer may see, or NOT_FOUND.
+func (s *Service) GetEvent(ctx context.Context, id string) (events.Event, error) {
+	if _, err := requireViewer(ctx); err != nil {
+		return events.Event{}, err
+	}
+	if !pulid.Valid("evt_", id) {
+		return events.Event{}, apperr.NotFound("event")
+	}
+	r, err := s.db.Event.Get(ctx, id)
+	if err != nil {
+		return events.Event{}, err
+	}
+	return events.FromRow(r), nil
+}
+
+// eventSeq is the seq of an event the viewer may see, named by field; an
+// unknown one (or another user's) is a VALIDATION_ERROR: the cursor is
+// wrong, not the resource.
+func (s *Service) eventSeq(ctx context.Context, field, id string) (int64, error) {
+	r, err := s.db.Event.Query().Where(event.ID(id)).Select(event.FieldSeq).Only(ctx)
+	switch {
+	case ent.IsNotFound(err):
+		return 0, apperr.Validation(field, "is not an event of yours (it may be older than the retention)")
+	case err != nil:
+		return 0, err
+	}
+	return r.Seq, nil
+}
+
+// StreamParams open an event stream.
+type StreamParams struct {
+	Types []string
+	// After is the id of the last event the client got (Last-Event-ID,
+	// the after argument): the stream starts with every later one it may
+	// see. Empty: from now on.
+	After string
+	// Token is the access token the stream was opened with: it is checked
+	// again every Options.StreamRecheck and at its expiry, and the stream ends with
+	// TOKEN_EXPIRED or UNAUTHORIZED when it no longer holds.
+	Token string
+}
+
+// Stream is an open event stream.
+type Stream struct {
+	*events.Subscription
+	svc   *Service
+	token string
+	check *time.Timer
+	exp   time.Time
+}
+
+// SubscribeEvents opens a stream of the events the viewer may see. The
+// caller must Close it.
+func (s *Service) SubscribeEvents(ctx context.Context, p StreamParams) (*Stream, error) {
+	v, err := requireViewer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if s.opts.Events == nil {
+		return nil, apperr.Unavailable(nil)
+	}
+	f := events.Filter{Types: p.Types}
+	if p.After != "" {
+		if !pulid.Valid("evt_", p.After) {
+			return nil, apperr.Validation("after", "must be an event id (evt_…)")
+		}
+		if f.After, err = s.eventSeq(ctx, "after", p.After); err != nil {
+			return nil, err
+		}
+	}
+	claims, err := s.tokens.Parse(p.Token)
+	if err != nil {
+		return nil, apperr.Unauthorized("the access token is invalid")
+	}
+	sub, err := s.opts.Events.Subscribe(ctx, v, f)
+	if err != nil {
+		return nil, err
+	}
+	st := &Stream{Subscription: sub, svc: s, token: p.Token, exp: claims.ExpiresAt}
+	st.check = time.NewTimer(st.untilCheck())
+	return st, nil
+}
+
+// untilCheck is the time to the next check: StreamRecheck, or the token's
+// expiry if sooner.
+func (st *Stream) untilCheck() time.Duration {
+	d := st.svc.opts.StreamRecheck
+	if left := time.Until(st.exp); left < d {
+		d = max(left, 0)
+	}
+	return d
+}
+
+// Next returns the next event, or why the stream ends: the hub's reason
+// (SLOW_CONSUMER, shutdown), a token that expired or a key revoked since.
+func (st *Stream) Next(ctx context.Context) (events.Event, error) {
+	return st.NextOrIdle(ctx, nil)
+}
+
+// NextOrIdle is Next that returns events.ErrIdle when idle fires first.
+func (st *Stream) NextOrIdle(ctx context.Context, idle <-chan time.Time) (events.Event, error) {
+	for {
+		ev, err := st.Subscription.NextOrCheck(ctx, st.check.C, idle)
+		if !errors.Is(err, events.ErrCheck) {
+			return ev, err
+		}
+		if _, err := st.svc.Authenticate(ctx, st.token); err != nil {
+			return events.Event{}, err
+		}
+		st.check.Reset(st.untilCheck())
+	}
+}
+
+// Close ends the stream.
+func (st *Stream) Close() {
+	st.check.Stop()
+	st.Subscription.Close()
+}
