@@ -11,13 +11,13 @@ import (
 	"sync/atomic"
 	"time"
 
-	"entgo.io/contrib/entgql"
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/introspection"
 	"github.com/acme/itemsvc/ent"
 	"github.com/acme/itemsvc/ent/item"
 	"github.com/acme/itemsvc/ent/user"
 	"github.com/acme/itemsvc/graph/serial"
+	"github.com/acme/itemsvc/third_party/entgql"
 	"github.com/vektah/gqlparser/v2/ast"
 )
 
@@ -72,7 +72,7 @@ func (ec *executionContext) field_Query_items_args(ctx context.Context, rawArgs 
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "after",
 		func(ctx context.Context, v any) (*entgql.Cursor[string], error) {
-			return ec.unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, v)
+			return ec.unmarshalOCursor2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋthird_partyᚋentgqlᚐCursor(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -88,7 +88,7 @@ func (ec *executionContext) field_Query_items_args(ctx context.Context, rawArgs 
 	args["first"] = arg1
 	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "before",
 		func(ctx context.Context, v any) (*entgql.Cursor[string], error) {
-			return ec.unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, v)
+			return ec.unmarshalOCursor2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋthird_partyᚋentgqlᚐCursor(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -154,7 +154,7 @@ func (ec *executionContext) field_Query_users_args(ctx context.Context, rawArgs 
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "after",
 		func(ctx context.Context, v any) (*entgql.Cursor[string], error) {
-			return ec.unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, v)
+			return ec.unmarshalOCursor2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋthird_partyᚋentgqlᚐCursor(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -170,7 +170,7 @@ func (ec *executionContext) field_Query_users_args(ctx context.Context, rawArgs 
 	args["first"] = arg1
 	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "before",
 		func(ctx context.Context, v any) (*entgql.Cursor[string], error) {
-			return ec.unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, v)
+			return ec.unmarshalOCursor2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋthird_partyᚋentgqlᚐCursor(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -208,7 +208,7 @@ func (ec *executionContext) field_User_items_args(ctx context.Context, rawArgs m
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "after",
 		func(ctx context.Context, v any) (*entgql.Cursor[string], error) {
-			return ec.unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, v)
+			return ec.unmarshalOCursor2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋthird_partyᚋentgqlᚐCursor(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -224,7 +224,7 @@ func (ec *executionContext) field_User_items_args(ctx context.Context, rawArgs m
 	args["first"] = arg1
 	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "before",
 		func(ctx context.Context, v any) (*entgql.Cursor[string], error) {
-			return ec.unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, v)
+			return ec.unmarshalOCursor2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋthird_partyᚋentgqlᚐCursor(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -408,7 +408,7 @@ func (ec *executionContext) _ItemConnection_pageInfo(ctx context.Context, field 
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v entgql.PageInfo[string]) graphql.Marshaler {
-			return ec.marshalNPageInfo2entgoᚗioᚋcontribᚋentgqlᚐPageInfo(ctx, selections, v)
+			return ec.marshalNPageInfo2githubᚗcomᚋacmeᚋitemsvcᚋthird_partyᚋentgqlᚐPageInfo(ctx, selections, v)
 		},
 		true,
 		true,
@@ -471,7 +471,7 @@ func (ec *executionContext) fieldContext_ItemEdge_node(_ context.Context, field 
 
 func (ec *executionContext) _ItemEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *ent.ItemEdge) (ret graphql.Marshaler) {
 	return serial.Value(ctx, field, obj.Cursor, func(ctx context.Context, selections ast.SelectionSet, v entgql.Cursor[string]) graphql.Marshaler {
-		return ec.marshalNCursor2entgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, selections, v)
+		return ec.marshalNCursor2githubᚗcomᚋacmeᚋitemsvcᚋthird_partyᚋentgqlᚐCursor(ctx, selections, v)
 	})
 
 }
@@ -501,7 +501,7 @@ func (ec *executionContext) fieldContext_PageInfo_hasPreviousPage(_ context.Cont
 
 func (ec *executionContext) _PageInfo_startCursor(ctx context.Context, field graphql.CollectedField, obj *entgql.PageInfo[string]) (ret graphql.Marshaler) {
 	return serial.Value(ctx, field, obj.StartCursor, func(ctx context.Context, selections ast.SelectionSet, v *entgql.Cursor[string]) graphql.Marshaler {
-		return ec.marshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, selections, v)
+		return ec.marshalOCursor2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋthird_partyᚋentgqlᚐCursor(ctx, selections, v)
 	})
 
 }
@@ -511,7 +511,7 @@ func (ec *executionContext) fieldContext_PageInfo_startCursor(_ context.Context,
 
 func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graphql.CollectedField, obj *entgql.PageInfo[string]) (ret graphql.Marshaler) {
 	return serial.Value(ctx, field, obj.EndCursor, func(ctx context.Context, selections ast.SelectionSet, v *entgql.Cursor[string]) graphql.Marshaler {
-		return ec.marshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, selections, v)
+		return ec.marshalOCursor2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋthird_partyᚋentgqlᚐCursor(ctx, selections, v)
 	})
 
 }
@@ -996,7 +996,7 @@ func (ec *executionContext) _UserConnection_pageInfo(ctx context.Context, field 
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v entgql.PageInfo[string]) graphql.Marshaler {
-			return ec.marshalNPageInfo2entgoᚗioᚋcontribᚋentgqlᚐPageInfo(ctx, selections, v)
+			return ec.marshalNPageInfo2githubᚗcomᚋacmeᚋitemsvcᚋthird_partyᚋentgqlᚐPageInfo(ctx, selections, v)
 		},
 		true,
 		true,
@@ -1059,7 +1059,7 @@ func (ec *executionContext) fieldContext_UserEdge_node(_ context.Context, field 
 
 func (ec *executionContext) _UserEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *ent.UserEdge) (ret graphql.Marshaler) {
 	return serial.Value(ctx, field, obj.Cursor, func(ctx context.Context, selections ast.SelectionSet, v entgql.Cursor[string]) graphql.Marshaler {
-		return ec.marshalNCursor2entgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, selections, v)
+		return ec.marshalNCursor2githubᚗcomᚋacmeᚋitemsvcᚋthird_partyᚋentgqlᚐCursor(ctx, selections, v)
 	})
 
 }
@@ -1095,7 +1095,7 @@ func (ec *executionContext) unmarshalInputItemOrder(ctx context.Context, obj any
 		switch k {
 		case "direction":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("direction"))
-			data, err := ec.unmarshalNOrderDirection2entgoᚗioᚋcontribᚋentgqlᚐOrderDirection(ctx, v)
+			data, err := ec.unmarshalNOrderDirection2githubᚗcomᚋacmeᚋitemsvcᚋthird_partyᚋentgqlᚐOrderDirection(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -1677,7 +1677,7 @@ func (ec *executionContext) unmarshalInputUserOrder(ctx context.Context, obj any
 		switch k {
 		case "direction":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("direction"))
-			data, err := ec.unmarshalNOrderDirection2entgoᚗioᚋcontribᚋentgqlᚐOrderDirection(ctx, v)
+			data, err := ec.unmarshalNOrderDirection2githubᚗcomᚋacmeᚋitemsvcᚋthird_partyᚋentgqlᚐOrderDirection(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -2808,13 +2808,13 @@ func (ec *executionContext) _UserEdge(ctx context.Context, sel ast.SelectionSet,
 
 // region    ***************************** type.gotpl *****************************
 
-func (ec *executionContext) unmarshalNCursor2entgoᚗioᚋcontribᚋentgqlᚐCursor(ctx context.Context, v any) (entgql.Cursor[string], error) {
+func (ec *executionContext) unmarshalNCursor2githubᚗcomᚋacmeᚋitemsvcᚋthird_partyᚋentgqlᚐCursor(ctx context.Context, v any) (entgql.Cursor[string], error) {
 	var res entgql.Cursor[string]
 	err := res.UnmarshalGQL(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNCursor2entgoᚗioᚋcontribᚋentgqlᚐCursor(ctx context.Context, sel ast.SelectionSet, v entgql.Cursor[string]) graphql.Marshaler {
+func (ec *executionContext) marshalNCursor2githubᚗcomᚋacmeᚋitemsvcᚋthird_partyᚋentgqlᚐCursor(ctx context.Context, sel ast.SelectionSet, v entgql.Cursor[string]) graphql.Marshaler {
 	return v
 }
 
@@ -2905,17 +2905,17 @@ func (ec *executionContext) marshalNNode2ᚕgithubᚗcomᚋacmeᚋitemsvcᚋent�
 	return ret
 }
 
-func (ec *executionContext) unmarshalNOrderDirection2entgoᚗioᚋcontribᚋentgqlᚐOrderDirection(ctx context.Context, v any) (entgql.OrderDirection, error) {
+func (ec *executionContext) unmarshalNOrderDirection2githubᚗcomᚋacmeᚋitemsvcᚋthird_partyᚋentgqlᚐOrderDirection(ctx context.Context, v any) (entgql.OrderDirection, error) {
 	var res entgql.OrderDirection
 	err := res.UnmarshalGQL(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNOrderDirection2entgoᚗioᚋcontribᚋentgqlᚐOrderDirection(ctx context.Context, sel ast.SelectionSet, v entgql.OrderDirection) graphql.Marshaler {
+func (ec *executionContext) marshalNOrderDirection2githubᚗcomᚋacmeᚋitemsvcᚋthird_partyᚋentgqlᚐOrderDirection(ctx context.Context, sel ast.SelectionSet, v entgql.OrderDirection) graphql.Marshaler {
 	return v
 }
 
-func (ec *executionContext) marshalNPageInfo2entgoᚗioᚋcontribᚋentgqlᚐPageInfo(ctx context.Context, sel ast.SelectionSet, v entgql.PageInfo[string]) graphql.Marshaler {
+func (ec *executionContext) marshalNPageInfo2githubᚗcomᚋacmeᚋitemsvcᚋthird_partyᚋentgqlᚐPageInfo(ctx context.Context, sel ast.SelectionSet, v entgql.PageInfo[string]) graphql.Marshaler {
 	return ec._PageInfo(ctx, sel, &v)
 }
 
@@ -2996,7 +2996,7 @@ func (ec *executionContext) unmarshalNUserWhereInput2ᚖgithubᚗcomᚋacmeᚋit
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx context.Context, v any) (*entgql.Cursor[string], error) {
+func (ec *executionContext) unmarshalOCursor2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋthird_partyᚋentgqlᚐCursor(ctx context.Context, v any) (*entgql.Cursor[string], error) {
 	if v == nil {
 		return nil, nil
 	}
@@ -3005,7 +3005,7 @@ func (ec *executionContext) unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐ
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx context.Context, sel ast.SelectionSet, v *entgql.Cursor[string]) graphql.Marshaler {
+func (ec *executionContext) marshalOCursor2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋthird_partyᚋentgqlᚐCursor(ctx context.Context, sel ast.SelectionSet, v *entgql.Cursor[string]) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
