@@ -52,7 +52,18 @@ func main() {
 	if err != nil {
 		log.Fatalf("creating entgql extension: %v", err)
 	}
+	// No ent/migrate package and no Client.Schema: they link ent's schema
+	// differ (Atlas) into the server, which applies the committed migration
+	// files instead (internal/migration). `make migration` and the drift test
+	// take the tables from the schemas (entc.LoadGraph).
+	sqlStorage, err := gen.NewStorage("sql")
+	if err != nil {
+		log.Fatalf("ent storage: %v", err)
+	}
+	storage := *sqlStorage
+	storage.SchemaMode &^= gen.Migrate
 	err = entc.Generate("./schema", &gen.Config{
+		Storage: &storage,
 		Features: []gen.Feature{
 			gen.FeaturePrivacy,
 			gen.FeatureEntQL,
