@@ -32,9 +32,10 @@ const immutable = "public, max-age=31536000, immutable"
 //go:embed assets
 var assetFS embed.FS
 
-// asset is one embedded file, with its content hash.
+// asset is one embedded file, with its content hash. Its bytes are read
+// (embed.FS copies them) on first use.
 type asset struct {
-	data []byte
+	data func() []byte
 
 	hashOnce sync.Once
 	hash     string // first 16 hex digits of its sha256; see sum
@@ -43,12 +44,12 @@ type asset struct {
 	gz       []byte // data gzipped, once asked for; nil if that saves little
 }
 
-// sum returns the content hash, computed on first use: hashing every bundle
-// at start read 2.7 MB of the binary into memory before anyone asked for a
-// page.
+// sum returns the content hash, computed on first use: reading and hashing
+// every bundle at start put 2.7 MB of copies on the heap, and read as much
+// of the binary into memory, before anyone asked for a page.
 func (a *asset) sum() string {
 	a.hashOnce.Do(func() {
-		h := sha256.Sum256(a.data)
+		h := sha256.Sum256(a.data())
 		a.hash = hex.EncodeToString(h[:8])
 	})
 	return a.hash
@@ -58,15 +59,15 @@ func (a *asset) sum() string {
 // made on first use, or nil when compressing does not pay.
 func (a *asset) gzipped() []byte {
 	a.gzipOnce.Do(func() {
-		if len(a.data) < 1024 {
+		if len(a.data()) < 1024 {
 			return
 		}
 		var buf bytes.Buffer
 		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression) // a valid level: no error
-		if _, err := zw.Write(a.data); err != nil || zw.Close() != nil {
+		if _, err := zw.Write(a.data()); err != nil || zw.Close() != nil {
 			return
 		}
-		if buf.Len() < len(a.data)*9/10 {
+		if buf.Len() < len(a.data())*9/10 {
 			a.gz = buf.Bytes()
 		}
 	})
@@ -85,12 +86,14 @@ func loadAssets() (map[string]*asset, map[string]string) {
 		if err != nil || d.IsDir() {
 			return err
 		}
-		b, err := assetFS.ReadFile(p) // the embedded bytes themselves, not a copy
-		if err != nil {
-			return err
-		}
 		name := strings.TrimPrefix(p, "assets/")
-		files[name] = &asset{data: b}
+		files[name] = &asset{data: sync.OnceValue(func() []byte {
+			b, err := assetFS.ReadFile(p)
+			if err != nil {
+				panic(fmt.Sprintf("web: read embedded %s: %v", p, err)) // listed by WalkDir above
+			}
+			return b
+		})}
 		if rest, ok := strings.CutPrefix(name, "vendor/"); ok {
 			if dir, _, ok := strings.Cut(rest, "/"); ok {
 				if at := strings.LastIndex(dir, "@"); at > 0 {
@@ -148,7 +151,7 @@ func Assets() http.Handler {
 		} else {
 			h.Set("Cache-Control", "no-cache")
 		}
-		body, etag := a.data, a.sum()
+		body, etag := a.data(), a.sum()
 		h.Add("Vary", "Accept-Encoding")
 		if r.Header.Get("Range") == "" && acceptsGzip(r.Header.Get("Accept-Encoding")) {
 			if gz := a.gzipped(); gz != nil {
