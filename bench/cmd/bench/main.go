@@ -148,6 +148,17 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer ref.stop()
+	foot := footprint{ServerBinary: bins.serverSize, RefBinary: bins.refSize, WALMax: -1}
+	if foot.ServerIdle, err = srv.rss(); err != nil {
+		return err
+	}
+	if foot.RefIdle, err = ref.rss(); err != nil {
+		return err
+	}
+	var wal *walWatch
+	if db.wal != "" {
+		wal = watchWAL(db.wal)
+	}
 	if err := fx.login(ctx, srv.base); err != nil {
 		return err
 	}
@@ -200,6 +211,10 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		row.Server, row.Reference = ms[0], ms[1]
 		res.Rows = append(res.Rows, row)
 	}
+	if wal != nil {
+		foot.WALMax = wal.finish()
+	}
+	res.Foot = foot
 	res.finish()
 	printResult(stdout, res)
 	if prof != nil {

@@ -29,6 +29,7 @@ type runResult struct {
 	Started  time.Time
 	Note     string // -note: what the figures should be read with
 	Rows     []rowResult
+	Foot     footprint
 }
 
 // rowResult is one row: the server, and the reference it is judged against.
@@ -180,6 +181,10 @@ func printResult(w io.Writer, r runResult) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	r.table(tw, false)
 	tw.Flush()
+	fmt.Fprintln(w)
+	for _, l := range r.Foot.lines() {
+		fmt.Fprintln(w, l)
+	}
 	for _, row := range r.Rows {
 		for _, m := range []struct {
 			who string
@@ -269,6 +274,10 @@ func writeMarkdown(path string, r runResult, m machine) error {
 	fmt.Fprintf(&b, "- database: %s; %d connections, closed loop; %s per row and server after %s warmup\n\n",
 		r.describeData(), r.Conns, r.Duration, r.Warmup)
 	r.table(&b, true)
+	b.WriteString("\n")
+	for _, l := range r.Foot.lines() {
+		fmt.Fprintf(&b, "- %s\n", l)
+	}
 	b.WriteString("\n")
 	b.WriteString(earlier)
 	return os.WriteFile(path, b.Bytes(), 0o644)

@@ -24,6 +24,7 @@ import (
 type database struct {
 	dialect string // sqlite or postgres
 	url     string // DATABASE_URL of the servers
+	wal     string // SQLite: the write-ahead log's path
 	open    func() (*sql.DB, error)
 	drop    func()
 }
@@ -36,6 +37,7 @@ func newDatabase(ctx context.Context, pgURL, work string) (*database, error) {
 		return &database{
 			dialect: "sqlite",
 			url:     "sqlite:" + path,
+			wal:     path + "-wal",
 			open: func() (*sql.DB, error) {
 				return sql.Open("sqlite", "file:"+path+"?_pragma=foreign_keys(1)&_pragma=busy_timeout(10000)&_txlock=immediate")
 			},

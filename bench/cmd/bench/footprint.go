@@ -1,0 +1,69 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"sync"
+	"time"
+)
+
+// footprint is what a run costs besides time: the binaries' sizes, each
+// server's resident set after it started and before any load, and the
+// largest the SQLite write-ahead log grew during the rows (both servers
+// write the same file, in turns).
+type footprint struct {
+	ServerBinary, RefBinary int64 // bytes
+	ServerIdle, RefIdle     int64 // bytes, VmRSS
+	WALMax                  int64 // bytes; -1: not SQLite
+}
+
+// walWatch samples the size of a write-ahead log until stopped.
+type walWatch struct {
+	path string
+	stop chan struct{}
+	done chan struct{}
+	once sync.Once
+	max  int64
+}
+
+// walEvery is how often the log's size is sampled.
+const walEvery = 20 * time.Millisecond
+
+func watchWAL(path string) *walWatch {
+	w := &walWatch{path: path, stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		t := time.NewTicker(walEvery)
+		defer t.Stop()
+		for {
+			if st, err := os.Stat(w.path); err == nil && st.Size() > w.max {
+				w.max = st.Size()
+			}
+			select {
+			case <-w.stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return w
+}
+
+// finish stops the sampling and returns the largest size seen.
+func (w *walWatch) finish() int64 {
+	w.once.Do(func() { close(w.stop) })
+	<-w.done
+	return w.max
+}
+
+// lines describes the footprint, one fact a line.
+func (f footprint) lines() []string {
+	out := []string{
+		fmt.Sprintf("binary (-trimpath -ldflags='-s -w'): server %.1f MB, reference %.1f MB", float64(f.ServerBinary)/1e6, float64(f.RefBinary)/1e6),
+		fmt.Sprintf("idle RSS after start: server %s MiB, reference %s MiB", mib(f.ServerIdle), mib(f.RefIdle)),
+	}
+	if f.WALMax >= 0 {
+		out = append(out, fmt.Sprintf("SQLite write-ahead log, largest during the rows (sampled every %s): %s MiB", walEvery, mib(f.WALMax)))
+	}
+	return out
+}
