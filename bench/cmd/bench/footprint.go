@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"time"
 )
@@ -14,7 +15,8 @@ import (
 type footprint struct {
 	ServerBinary, RefBinary int64 // bytes
 	ServerIdle, RefIdle     int64 // bytes, VmRSS
-	WALMax                  int64 // bytes; -1: not SQLite
+	WALMax                  int64 // bytes, over the rows; -1: not SQLite
+	WALRows                 []string
 }
 
 // walWatch samples the size of a write-ahead log until stopped.
@@ -23,7 +25,10 @@ type walWatch struct {
 	stop chan struct{}
 	done chan struct{}
 	once sync.Once
-	max  int64
+	mu   sync.Mutex
+	max  int64 // since the last take
+	all  int64 // since the first take
+	rows bool  // taken once: the rows have started
 }
 
 // walEvery is how often the log's size is sampled.
@@ -36,8 +41,13 @@ func watchWAL(path string) *walWatch {
 		t := time.NewTicker(walEvery)
 		defer t.Stop()
 		for {
-			if st, err := os.Stat(w.path); err == nil && st.Size() > w.max {
-				w.max = st.Size()
+			if st, err := os.Stat(w.path); err == nil {
+				w.mu.Lock()
+				w.max = max(w.max, st.Size())
+				if w.rows {
+					w.all = max(w.all, st.Size())
+				}
+				w.mu.Unlock()
 			}
 			select {
 			case <-w.stop:
@@ -49,11 +59,23 @@ func watchWAL(path string) *walWatch {
 	return w
 }
 
-// finish stops the sampling and returns the largest size seen.
+// take returns the largest size seen since the last take (or the start)
+// and starts over.
+func (w *walWatch) take() int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	m := w.max
+	w.max, w.rows = 0, true
+	return m
+}
+
+// finish stops the sampling and returns the largest size seen since the
+// first take: the log the seeding left, which the servers then checkpoint,
+// does not count.
 func (w *walWatch) finish() int64 {
 	w.once.Do(func() { close(w.stop) })
 	<-w.done
-	return w.max
+	return w.all
 }
 
 // lines describes the footprint, one fact a line.
@@ -63,7 +85,8 @@ func (f footprint) lines() []string {
 		fmt.Sprintf("idle RSS after start: server %s MiB, reference %s MiB", mib(f.ServerIdle), mib(f.RefIdle)),
 	}
 	if f.WALMax >= 0 {
-		out = append(out, fmt.Sprintf("SQLite write-ahead log, largest during the rows (sampled every %s): %s MiB", walEvery, mib(f.WALMax)))
+		out = append(out, fmt.Sprintf("SQLite write-ahead log, largest during the rows (sampled every %s): %s MiB; by row: %s",
+			walEvery, mib(f.WALMax), strings.Join(f.WALRows, ", ")))
 	}
 	return out
 }

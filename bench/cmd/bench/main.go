@@ -204,9 +204,15 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		} else {
 			progress("%s: %s on the server and the reference", r.title, o.duration)
 		}
+		if wal != nil {
+			wal.take()
+		}
 		ms, err := measureRow(ctx, cs, fx, o, prof)
 		if err != nil {
 			return fmt.Errorf("%s: %w", r.title, err)
+		}
+		if wal != nil {
+			foot.WALRows = append(foot.WALRows, r.name+" "+mib(wal.take()))
 		}
 		row.Server, row.Reference = ms[0], ms[1]
 		res.Rows = append(res.Rows, row)
