@@ -10,8 +10,8 @@ import (
 
 // footprint is what a run costs besides time: the binaries' sizes, each
 // server's resident set after it started and before any load, and the
-// largest the SQLite write-ahead log grew during the rows (both servers
-// write the same file, in turns).
+// largest the server's SQLite write-ahead log grew during the rows (the
+// reference writes a copy of the seeded file).
 type footprint struct {
 	ServerBinary, RefBinary int64 // bytes
 	ServerIdle, RefIdle     int64 // bytes, VmRSS

@@ -130,6 +130,10 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	}
 
 	progress("seeded in %s", time.Since(t0).Round(100*time.Millisecond))
+	refURL, err := db.referenceURL(work)
+	if err != nil {
+		return err
+	}
 
 	// Described before the load generator is pinned, which would make it see
 	// one CPU.
@@ -143,7 +147,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer srv.stop()
-	ref, err := startProcess(ctx, "reference", pin.serverCPU, work, env, bins.reference, "-database-url", db.url)
+	ref, err := startProcess(ctx, "reference", pin.serverCPU, work, env, bins.reference, "-database-url", refURL)
 	if err != nil {
 		return err
 	}
