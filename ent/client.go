@@ -9,8 +9,6 @@ import (
 	"log"
 	"reflect"
 
-	"github.com/acme/itemsvc/ent/migrate"
-
 	"entgo.io/ent"
 	"entgo.io/ent/dialect"
 	"entgo.io/ent/dialect/sql"
@@ -31,8 +29,6 @@ import (
 // Client is the client that holds all ent builders.
 type Client struct {
 	config
-	// Schema is the client for creating, migrating and dropping schema.
-	Schema *migrate.Schema
 	// APIKey is the client for interacting with the APIKey builders.
 	APIKey *APIKeyClient
 	// Delivery is the client for interacting with the Delivery builders.
@@ -61,7 +57,6 @@ func NewClient(opts ...Option) *Client {
 }
 
 func (c *Client) init() {
-	c.Schema = migrate.NewSchema(c.driver)
 	c.APIKey = NewAPIKeyClient(c.config)
 	c.Delivery = NewDeliveryClient(c.config)
 	c.DeliveryAttempt = NewDeliveryAttemptClient(c.config)

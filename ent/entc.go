@@ -10,12 +10,24 @@
 // codegen-only directives @goModel and @goField are taken out, so that the
 // schema clients introspect is the API and nothing of the Go bindings. Those
 // bindings are in gqlgen.yml instead, which the hook checks.
+//
+// The server must not link code generators (cmd/server's TestNoCodegenDeps).
+// entgql keeps the helpers generated code uses at run time (cursors, page
+// info, order direction, transactions) in the package of its generator, so
+// after generating, this command copies those files of the entgql module in
+// use into third_party/entgql and points the generated code at that copy. The
+// schemas import ent/schema/entgql, which is entgql's annotations only under
+// the build tag "entc" this command loads them with.
 package main
 
 import (
+	"bytes"
 	"fmt"
+	"go/format"
 	"log"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -40,7 +52,18 @@ func main() {
 	if err != nil {
 		log.Fatalf("creating entgql extension: %v", err)
 	}
+	// No ent/migrate package and no Client.Schema: they link ent's schema
+	// differ (Atlas) into the server, which applies the committed migration
+	// files instead (internal/migration). `make migration` and the drift test
+	// take the tables from the schemas (entc.LoadGraph).
+	sqlStorage, err := gen.NewStorage("sql")
+	if err != nil {
+		log.Fatalf("ent storage: %v", err)
+	}
+	storage := *sqlStorage
+	storage.SchemaMode &^= gen.Migrate
 	err = entc.Generate("./schema", &gen.Config{
+		Storage: &storage,
 		Features: []gen.Feature{
 			gen.FeaturePrivacy,
 			gen.FeatureEntQL,
@@ -54,10 +77,82 @@ func main() {
 		Templates: []*gen.Template{
 			gen.MustParse(gen.NewTemplate("pulid").ParseFiles("template/pulid.tmpl")),
 		},
-	}, entc.Extensions(ex))
+	}, entc.Extensions(ex), entc.BuildTags("entc"))
 	if err != nil {
 		log.Fatalf("running ent codegen: %v", err)
 	}
+	if err := copyRuntime(); err != nil {
+		log.Fatalf("copying entgql's runtime: %v", err)
+	}
+	if err := useRuntimeCopy("."); err != nil {
+		log.Fatalf("pointing generated code at third_party/entgql: %v", err)
+	}
+}
+
+const (
+	entgqlPath  = "entgo.io/contrib/entgql"
+	runtimePath = "github.com/acme/itemsvc/third_party/entgql"
+	runtimeDir  = "../third_party/entgql"
+)
+
+// runtimeFiles are the files of entgql that generated code needs at run
+// time; none imports entgql's generator.
+var runtimeFiles = []string{"error.go", "pagination.go", "transaction.go"}
+
+// copyRuntime copies runtimeFiles from the entgql in go.mod into runtimeDir.
+func copyRuntime() error {
+	out, err := exec.Command("go", "list", "-f", "{{.Dir}}", entgqlPath).Output()
+	if err != nil {
+		return fmt.Errorf("locate %s: %w", entgqlPath, err)
+	}
+	src := strings.TrimSpace(string(out))
+	for _, name := range runtimeFiles {
+		data, err := os.ReadFile(filepath.Join(src, name))
+		if err != nil {
+			return err
+		}
+		if bytes.Contains(data, []byte(`"entgo.io/ent/entc`)) {
+			return fmt.Errorf("%s of %s now imports ent's generator", name, entgqlPath)
+		}
+		if err := os.WriteFile(filepath.Join(runtimeDir, name), data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// useRuntimeCopy rewrites the import of entgql into one of runtimePath in the
+// generated Go files under dir (the package name stays entgql).
+func useRuntimeCopy(dir string) error {
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		return err
+	}
+	n := 0
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		if !bytes.HasPrefix(data, []byte("// Code generated")) {
+			continue
+		}
+		changed := bytes.ReplaceAll(data, []byte(`"`+entgqlPath+`"`), []byte(`"`+runtimePath+`"`))
+		if bytes.Equal(changed, data) {
+			continue
+		}
+		if changed, err = format.Source(changed); err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+		if err := os.WriteFile(f, changed, 0o644); err != nil {
+			return err
+		}
+		n++
+	}
+	if n == 0 {
+		return fmt.Errorf("no generated file imports %s: have entgql's templates changed?", entgqlPath)
+	}
+	return nil
 }
 
 // nonNullConnections makes edges non-null in every connection

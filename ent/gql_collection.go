@@ -7,11 +7,11 @@ import (
 	"database/sql/driver"
 	"fmt"
 
-	"entgo.io/contrib/entgql"
 	"entgo.io/ent/dialect/sql"
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/acme/itemsvc/ent/item"
 	"github.com/acme/itemsvc/ent/user"
+	"github.com/acme/itemsvc/third_party/entgql"
 )
 
 // CollectFields tells the query-builder to eagerly load connected nodes by resolver context.

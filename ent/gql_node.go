@@ -6,10 +6,10 @@ import (
 	"context"
 	"fmt"
 
-	"entgo.io/contrib/entgql"
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/acme/itemsvc/ent/item"
 	"github.com/acme/itemsvc/ent/user"
+	"github.com/acme/itemsvc/third_party/entgql"
 	"github.com/hashicorp/go-multierror"
 )
 

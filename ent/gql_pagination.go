@@ -9,13 +9,13 @@ import (
 	"io"
 	"strconv"
 
-	"entgo.io/contrib/entgql"
 	"entgo.io/ent"
 	"entgo.io/ent/dialect/sql"
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/errcode"
 	"github.com/acme/itemsvc/ent/item"
 	"github.com/acme/itemsvc/ent/user"
+	"github.com/acme/itemsvc/third_party/entgql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 

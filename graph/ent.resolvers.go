@@ -8,10 +8,10 @@ package graph
 import (
 	"context"
 
-	"entgo.io/contrib/entgql"
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/acme/itemsvc/ent"
 	"github.com/acme/itemsvc/graph/generated"
+	"github.com/acme/itemsvc/third_party/entgql"
 )
 
 // Node is the resolver for the node field.

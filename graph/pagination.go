@@ -3,7 +3,7 @@ package graph
 import (
 	"fmt"
 
-	"entgo.io/contrib/entgql"
+	"github.com/acme/itemsvc/third_party/entgql"
 
 	"github.com/acme/itemsvc/ent"
 	"github.com/acme/itemsvc/internal/apperr"

@@ -32,28 +32,42 @@ const immutable = "public, max-age=31536000, immutable"
 //go:embed assets
 var assetFS embed.FS
 
-// asset is one embedded file, with its content hash.
+// asset is one embedded file, with its content hash. Its bytes are read
+// (embed.FS copies them) on first use.
 type asset struct {
-	data []byte
-	hash string // first 16 hex digits of its sha256
+	data func() []byte
+
+	hashOnce sync.Once
+	hash     string // first 16 hex digits of its sha256; see sum
 
 	gzipOnce sync.Once
 	gz       []byte // data gzipped, once asked for; nil if that saves little
+}
+
+// sum returns the content hash, computed on first use: reading and hashing
+// every bundle at start put 2.7 MB of copies on the heap, and read as much
+// of the binary into memory, before anyone asked for a page.
+func (a *asset) sum() string {
+	a.hashOnce.Do(func() {
+		h := sha256.Sum256(a.data())
+		a.hash = hex.EncodeToString(h[:8])
+	})
+	return a.hash
 }
 
 // gzipped returns the asset compressed (the bundles shrink to a quarter),
 // made on first use, or nil when compressing does not pay.
 func (a *asset) gzipped() []byte {
 	a.gzipOnce.Do(func() {
-		if len(a.data) < 1024 {
+		if len(a.data()) < 1024 {
 			return
 		}
 		var buf bytes.Buffer
 		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression) // a valid level: no error
-		if _, err := zw.Write(a.data); err != nil || zw.Close() != nil {
+		if _, err := zw.Write(a.data()); err != nil || zw.Close() != nil {
 			return
 		}
-		if buf.Len() < len(a.data)*9/10 {
+		if buf.Len() < len(a.data())*9/10 {
 			a.gz = buf.Bytes()
 		}
 	})
@@ -72,13 +86,14 @@ func loadAssets() (map[string]*asset, map[string]string) {
 		if err != nil || d.IsDir() {
 			return err
 		}
-		b, err := assetFS.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		h := sha256.Sum256(b)
 		name := strings.TrimPrefix(p, "assets/")
-		files[name] = &asset{data: b, hash: hex.EncodeToString(h[:8])}
+		files[name] = &asset{data: sync.OnceValue(func() []byte {
+			b, err := assetFS.ReadFile(p)
+			if err != nil {
+				panic(fmt.Sprintf("web: read embedded %s: %v", p, err)) // listed by WalkDir above
+			}
+			return b
+		})}
 		if rest, ok := strings.CutPrefix(name, "vendor/"); ok {
 			if dir, _, ok := strings.Cut(rest, "/"); ok {
 				if at := strings.LastIndex(dir, "@"); at > 0 {
@@ -101,7 +116,7 @@ func assetURL(name string) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("web: no asset %q", name)
 	}
-	return AssetsPath + name + "?v=" + a.hash, nil
+	return AssetsPath + name + "?v=" + a.sum(), nil
 }
 
 // vendorURL returns the URL of a file of a vendored package, "graphiql/graphiql.min.js",
@@ -131,16 +146,16 @@ func Assets() http.Handler {
 		name := strings.TrimPrefix(r.URL.Path, AssetsPath)
 		a := assets[name]
 		h := w.Header()
-		if r.URL.Query().Get("v") == a.hash {
+		if r.URL.Query().Get("v") == a.sum() {
 			h.Set("Cache-Control", immutable)
 		} else {
 			h.Set("Cache-Control", "no-cache")
 		}
-		body, etag := a.data, a.hash
+		body, etag := a.data(), a.sum()
 		h.Add("Vary", "Accept-Encoding")
 		if r.Header.Get("Range") == "" && acceptsGzip(r.Header.Get("Accept-Encoding")) {
 			if gz := a.gzipped(); gz != nil {
-				body, etag = gz, a.hash+"-gzip"
+				body, etag = gz, a.sum()+"-gzip"
 				h.Set("Content-Encoding", "gzip")
 			}
 		}

@@ -10,6 +10,7 @@ import (
 	"embed"
 	"html/template"
 	"net/http"
+	"sync"
 )
 
 //go:embed pages/*.html
@@ -52,19 +53,23 @@ func Docs(specURL string) http.Handler {
 	return page("docs.html", DocsCSP, struct{ SpecURL string }{specURL})
 }
 
-// page renders a page once; it names its assets by content hash, so it is
-// revalidated on each visit (it is small) while they are cached for good.
+// page renders a page once, on its first visit (rendering hashes the
+// bundles it names, which a server nobody browses need not do); it names its
+// assets by content hash, so it is revalidated on each visit (it is small)
+// while they are cached for good.
 func page(name, csp string, data any) http.Handler {
-	var buf bytes.Buffer
-	if err := pageTemplates.ExecuteTemplate(&buf, name, data); err != nil {
-		panic("web: render " + name + ": " + err.Error()) // the templates and assets are embedded
-	}
-	body := buf.Bytes()
+	body := sync.OnceValue(func() []byte {
+		var buf bytes.Buffer
+		if err := pageTemplates.ExecuteTemplate(&buf, name, data); err != nil {
+			panic("web: render " + name + ": " + err.Error()) // the templates and assets are embedded
+		}
+		return buf.Bytes()
+	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("Content-Security-Policy", csp)
 		h.Set("Content-Type", "text/html; charset=utf-8")
 		h.Set("Cache-Control", "no-cache")
-		_, _ = w.Write(body)
+		_, _ = w.Write(body())
 	})
 }

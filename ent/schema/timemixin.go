@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"entgo.io/contrib/entgql"
+	"github.com/acme/itemsvc/ent/schema/entgql"
 
 	"entgo.io/ent"
 	"entgo.io/ent/schema/field"

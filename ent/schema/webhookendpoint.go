@@ -1,11 +1,11 @@
 package schema
 
 import (
-	"entgo.io/contrib/entgql"
 	"entgo.io/ent"
 	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
+	"github.com/acme/itemsvc/ent/schema/entgql"
 
 	"github.com/acme/itemsvc/ent/privacy"
 	"github.com/acme/itemsvc/ent/schema/pulid"

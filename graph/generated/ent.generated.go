@@ -11,13 +11,13 @@ import (
 	"sync/atomic"
 	"time"
 
-	"entgo.io/contrib/entgql"
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/introspection"
 	"github.com/acme/itemsvc/ent"
 	"github.com/acme/itemsvc/ent/item"
 	"github.com/acme/itemsvc/ent/user"
 	"github.com/acme/itemsvc/graph/serial"
+	"github.com/acme/itemsvc/third_party/entgql"
 	"github.com/vektah/gqlparser/v2/ast"
 )
 
@@ -72,7 +72,7 @@ func (ec *executionContext) field_Query_items_args(ctx context.Context, rawArgs 
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "after",
 		func(ctx context.Context, v any) (*entgql.Cursor[string], error) {
-			return ec.unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, v)
+			return ec.unmarshalOCursor2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋthird_partyᚋentgqlᚐCursor(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -88,7 +88,7 @@ func (ec *executionContext) field_Query_items_args(ctx context.Context, rawArgs 
 	args["first"] = arg1
 	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "before",
 		func(ctx context.Context, v any) (*entgql.Cursor[string], error) {
-			return ec.unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, v)
+			return ec.unmarshalOCursor2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋthird_partyᚋentgqlᚐCursor(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -154,7 +154,7 @@ func (ec *executionContext) field_Query_users_args(ctx context.Context, rawArgs 
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "after",
 		func(ctx context.Context, v any) (*entgql.Cursor[string], error) {
-			return ec.unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, v)
+			return ec.unmarshalOCursor2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋthird_partyᚋentgqlᚐCursor(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -170,7 +170,7 @@ func (ec *executionContext) field_Query_users_args(ctx context.Context, rawArgs 
 	args["first"] = arg1
 	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "before",
 		func(ctx context.Context, v any) (*entgql.Cursor[string], error) {
-			return ec.unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, v)
+			return ec.unmarshalOCursor2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋthird_partyᚋentgqlᚐCursor(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -208,7 +208,7 @@ func (ec *executionContext) field_User_items_args(ctx context.Context, rawArgs m
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "after",
 		func(ctx context.Context, v any) (*entgql.Cursor[string], error) {
-			return ec.unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, v)
+			return ec.unmarshalOCursor2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋthird_partyᚋentgqlᚐCursor(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -224,7 +224,7 @@ func (ec *executionContext) field_User_items_args(ctx context.Context, rawArgs m
 	args["first"] = arg1
 	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "before",
 		func(ctx context.Context, v any) (*entgql.Cursor[string], error) {
-			return ec.unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, v)
+			return ec.unmarshalOCursor2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋthird_partyᚋentgqlᚐCursor(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -395,7 +395,7 @@ func (ec *executionContext) _ItemConnection_pageInfo(ctx context.Context, field 
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.fieldContext_ItemConnection_pageInfo(ctx, field)
 		}, obj.PageInfo, func(ctx context.Context, selections ast.SelectionSet, v entgql.PageInfo[string]) graphql.Marshaler {
-			return ec.marshalNPageInfo2entgoᚗioᚋcontribᚋentgqlᚐPageInfo(ctx, selections, v)
+			return ec.marshalNPageInfo2githubᚗcomᚋacmeᚋitemsvcᚋthird_partyᚋentgqlᚐPageInfo(ctx, selections, v)
 		},
 		true)
 
@@ -450,7 +450,7 @@ func (ec *executionContext) fieldContext_ItemEdge_node(_ context.Context, field 
 
 func (ec *executionContext) _ItemEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *ent.ItemEdge) (ret graphql.Marshaler) {
 	return serial.Value(ctx, field, obj.Cursor, func(ctx context.Context, selections ast.SelectionSet, v entgql.Cursor[string]) graphql.Marshaler {
-		return ec.marshalNCursor2entgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, selections, v)
+		return ec.marshalNCursor2githubᚗcomᚋacmeᚋitemsvcᚋthird_partyᚋentgqlᚐCursor(ctx, selections, v)
 	})
 
 }
@@ -480,7 +480,7 @@ func (ec *executionContext) fieldContext_PageInfo_hasPreviousPage(_ context.Cont
 
 func (ec *executionContext) _PageInfo_startCursor(ctx context.Context, field graphql.CollectedField, obj *entgql.PageInfo[string]) (ret graphql.Marshaler) {
 	return serial.Value(ctx, field, obj.StartCursor, func(ctx context.Context, selections ast.SelectionSet, v *entgql.Cursor[string]) graphql.Marshaler {
-		return ec.marshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, selections, v)
+		return ec.marshalOCursor2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋthird_partyᚋentgqlᚐCursor(ctx, selections, v)
 	})
 
 }
@@ -490,7 +490,7 @@ func (ec *executionContext) fieldContext_PageInfo_startCursor(_ context.Context,
 
 func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graphql.CollectedField, obj *entgql.PageInfo[string]) (ret graphql.Marshaler) {
 	return serial.Value(ctx, field, obj.EndCursor, func(ctx context.Context, selections ast.SelectionSet, v *entgql.Cursor[string]) graphql.Marshaler {
-		return ec.marshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, selections, v)
+		return ec.marshalOCursor2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋthird_partyᚋentgqlᚐCursor(ctx, selections, v)
 	})
 
 }
@@ -962,7 +962,7 @@ func (ec *executionContext) _UserConnection_pageInfo(ctx context.Context, field 
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.fieldContext_UserConnection_pageInfo(ctx, field)
 		}, obj.PageInfo, func(ctx context.Context, selections ast.SelectionSet, v entgql.PageInfo[string]) graphql.Marshaler {
-			return ec.marshalNPageInfo2entgoᚗioᚋcontribᚋentgqlᚐPageInfo(ctx, selections, v)
+			return ec.marshalNPageInfo2githubᚗcomᚋacmeᚋitemsvcᚋthird_partyᚋentgqlᚐPageInfo(ctx, selections, v)
 		},
 		true)
 
@@ -1017,7 +1017,7 @@ func (ec *executionContext) fieldContext_UserEdge_node(_ context.Context, field 
 
 func (ec *executionContext) _UserEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *ent.UserEdge) (ret graphql.Marshaler) {
 	return serial.Value(ctx, field, obj.Cursor, func(ctx context.Context, selections ast.SelectionSet, v entgql.Cursor[string]) graphql.Marshaler {
-		return ec.marshalNCursor2entgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, selections, v)
+		return ec.marshalNCursor2githubᚗcomᚋacmeᚋitemsvcᚋthird_partyᚋentgqlᚐCursor(ctx, selections, v)
 	})
 
 }
@@ -1053,7 +1053,7 @@ func (ec *executionContext) unmarshalInputItemOrder(ctx context.Context, obj any
 		switch k {
 		case "direction":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("direction"))
-			data, err := ec.unmarshalNOrderDirection2entgoᚗioᚋcontribᚋentgqlᚐOrderDirection(ctx, v)
+			data, err := ec.unmarshalNOrderDirection2githubᚗcomᚋacmeᚋitemsvcᚋthird_partyᚋentgqlᚐOrderDirection(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -1635,7 +1635,7 @@ func (ec *executionContext) unmarshalInputUserOrder(ctx context.Context, obj any
 		switch k {
 		case "direction":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("direction"))
-			data, err := ec.unmarshalNOrderDirection2entgoᚗioᚋcontribᚋentgqlᚐOrderDirection(ctx, v)
+			data, err := ec.unmarshalNOrderDirection2githubᚗcomᚋacmeᚋitemsvcᚋthird_partyᚋentgqlᚐOrderDirection(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -2718,13 +2718,13 @@ func (ec *executionContext) _UserEdge(ctx context.Context, sel ast.SelectionSet,
 
 // region    ***************************** type.gotpl *****************************
 
-func (ec *executionContext) unmarshalNCursor2entgoᚗioᚋcontribᚋentgqlᚐCursor(ctx context.Context, v any) (entgql.Cursor[string], error) {
+func (ec *executionContext) unmarshalNCursor2githubᚗcomᚋacmeᚋitemsvcᚋthird_partyᚋentgqlᚐCursor(ctx context.Context, v any) (entgql.Cursor[string], error) {
 	var res entgql.Cursor[string]
 	err := res.UnmarshalGQL(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNCursor2entgoᚗioᚋcontribᚋentgqlᚐCursor(ctx context.Context, sel ast.SelectionSet, v entgql.Cursor[string]) graphql.Marshaler {
+func (ec *executionContext) marshalNCursor2githubᚗcomᚋacmeᚋitemsvcᚋthird_partyᚋentgqlᚐCursor(ctx context.Context, sel ast.SelectionSet, v entgql.Cursor[string]) graphql.Marshaler {
 	return v
 }
 
@@ -2815,17 +2815,17 @@ func (ec *executionContext) marshalNNode2ᚕgithubᚗcomᚋacmeᚋitemsvcᚋent�
 	return ret
 }
 
-func (ec *executionContext) unmarshalNOrderDirection2entgoᚗioᚋcontribᚋentgqlᚐOrderDirection(ctx context.Context, v any) (entgql.OrderDirection, error) {
+func (ec *executionContext) unmarshalNOrderDirection2githubᚗcomᚋacmeᚋitemsvcᚋthird_partyᚋentgqlᚐOrderDirection(ctx context.Context, v any) (entgql.OrderDirection, error) {
 	var res entgql.OrderDirection
 	err := res.UnmarshalGQL(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNOrderDirection2entgoᚗioᚋcontribᚋentgqlᚐOrderDirection(ctx context.Context, sel ast.SelectionSet, v entgql.OrderDirection) graphql.Marshaler {
+func (ec *executionContext) marshalNOrderDirection2githubᚗcomᚋacmeᚋitemsvcᚋthird_partyᚋentgqlᚐOrderDirection(ctx context.Context, sel ast.SelectionSet, v entgql.OrderDirection) graphql.Marshaler {
 	return v
 }
 
-func (ec *executionContext) marshalNPageInfo2entgoᚗioᚋcontribᚋentgqlᚐPageInfo(ctx context.Context, sel ast.SelectionSet, v entgql.PageInfo[string]) graphql.Marshaler {
+func (ec *executionContext) marshalNPageInfo2githubᚗcomᚋacmeᚋitemsvcᚋthird_partyᚋentgqlᚐPageInfo(ctx context.Context, sel ast.SelectionSet, v entgql.PageInfo[string]) graphql.Marshaler {
 	return ec._PageInfo(ctx, sel, &v)
 }
 
@@ -2906,7 +2906,7 @@ func (ec *executionContext) unmarshalNUserWhereInput2ᚖgithubᚗcomᚋacmeᚋit
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx context.Context, v any) (*entgql.Cursor[string], error) {
+func (ec *executionContext) unmarshalOCursor2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋthird_partyᚋentgqlᚐCursor(ctx context.Context, v any) (*entgql.Cursor[string], error) {
 	if v == nil {
 		return nil, nil
 	}
@@ -2915,7 +2915,7 @@ func (ec *executionContext) unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐ
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx context.Context, sel ast.SelectionSet, v *entgql.Cursor[string]) graphql.Marshaler {
+func (ec *executionContext) marshalOCursor2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋthird_partyᚋentgqlᚐCursor(ctx context.Context, sel ast.SelectionSet, v *entgql.Cursor[string]) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}

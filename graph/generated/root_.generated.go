@@ -8,12 +8,12 @@ import (
 	"fmt"
 	"sync/atomic"
 
-	"entgo.io/contrib/entgql"
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/acme/itemsvc/ent"
 	"github.com/acme/itemsvc/graph/model"
 	"github.com/acme/itemsvc/graph/serial"
 	"github.com/acme/itemsvc/internal/service"
+	"github.com/acme/itemsvc/third_party/entgql"
 	gqlparser "github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
 )

@@ -31,6 +31,7 @@ type DB struct {
 
 	driver dialect.Driver // under Client
 	health *writeHealth
+	ckpt   *checkpointer // SQLite file: keeps the write-ahead log short
 }
 
 // Open connects to the database named by rawURL (DATABASE_URL) and checks
@@ -41,6 +42,7 @@ func Open(ctx context.Context, rawURL string) (*DB, error) {
 		return nil, err
 	}
 	var db *sql.DB
+	var gate *writeGate
 	switch dialectName {
 	case "sqlite":
 		db, err = openSQLite(dsn)
@@ -61,8 +63,15 @@ func Open(ctx context.Context, rawURL string) (*DB, error) {
 		drv = newPreparedReads(entsql.OpenDB(dialect.SQLite, db), db)
 	}
 	health := &writeHealth{}
-	drv = writeWatch{Driver: drv, health: health}
-	return &DB{Client: ent.NewClient(ent.Driver(drv)), SQL: db, Dialect: dialectName, driver: drv, health: health}, nil
+	var ckpt *checkpointer
+	if dialectName == "sqlite" {
+		gate = newWriteGate()
+		if dsn != ":memory:" {
+			ckpt = startCheckpointer(db, gate, dsn)
+		}
+	}
+	drv = writeWatch{Driver: drv, health: health, gate: gate}
+	return &DB{Client: ent.NewClient(ent.Driver(drv)), SQL: db, Dialect: dialectName, driver: drv, health: health, ckpt: ckpt}, nil
 }
 
 // Migrate applies pending migrations and returns how many it applied.
@@ -70,8 +79,11 @@ func (d *DB) Migrate(ctx context.Context) (int, error) {
 	return migration.Apply(ctx, d.SQL, d.Dialect)
 }
 
-// Close closes the client and its pool.
+// Close stops the checkpoints and closes the client and its pool.
 func (d *DB) Close() error {
+	if d.ckpt != nil {
+		d.ckpt.close()
+	}
 	return d.Client.Close()
 }
 
@@ -79,7 +91,8 @@ func (d *DB) Close() error {
 // WAL mode, so that readers never wait for the writer and the CLI can write
 // while the server runs. Write transactions take the lock up front
 // (_txlock=immediate) and wait up to busy_timeout for it, instead of failing
-// with SQLITE_BUSY when two writers meet.
+// with SQLITE_BUSY when two writers meet. Checkpoints run in the background
+// (writer.go), not in the commits of requests.
 func openSQLite(path string) (*sql.DB, error) {
 	memory := path == ":memory:"
 	if !memory {
@@ -90,7 +103,8 @@ func openSQLite(path string) (*sql.DB, error) {
 		}
 	}
 	params := url.Values{}
-	for _, p := range []string{"foreign_keys(1)", "journal_mode(WAL)", "busy_timeout(10000)", "synchronous(NORMAL)"} {
+	for _, p := range []string{"foreign_keys(1)", "journal_mode(WAL)", "busy_timeout(10000)", "synchronous(NORMAL)",
+		"wal_autocheckpoint(0)", fmt.Sprintf("journal_size_limit(%d)", journalSizeLimit)} {
 		params.Add("_pragma", p)
 	}
 	params.Set("_txlock", "immediate")

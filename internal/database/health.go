@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -53,27 +54,51 @@ func (d *DB) Ready(ctx context.Context) error {
 
 // writeWatch is the driver under the ent client: it passes everything
 // through and notes writes that fail for want of storage, and commits that
-// succeed.
+// succeed. On SQLite it also queues transactions and statements outside them
+// at the write gate (writer.go).
 type writeWatch struct {
 	dialect.Driver
 	health *writeHealth
+	gate   *writeGate // nil: no queue (PostgreSQL)
+}
+
+// enter waits for the write gate and returns its release.
+func (w writeWatch) enter(ctx context.Context) (func(), error) {
+	if w.gate == nil {
+		return func() {}, nil
+	}
+	if err := w.gate.acquire(ctx); err != nil {
+		return nil, err
+	}
+	var once sync.Once
+	return func() { once.Do(w.gate.release) }, nil
 }
 
 // Exec implements dialect.Driver.
 func (w writeWatch) Exec(ctx context.Context, query string, args, v any) error {
-	err := w.Driver.Exec(ctx, query, args, v)
+	release, err := w.enter(ctx)
+	if err != nil {
+		return err
+	}
+	err = w.Driver.Exec(ctx, query, args, v)
+	release()
 	w.health.note(err)
 	return err
 }
 
 // Tx implements dialect.Driver.
 func (w writeWatch) Tx(ctx context.Context) (dialect.Tx, error) {
+	release, err := w.enter(ctx)
+	if err != nil {
+		return nil, err
+	}
 	tx, err := w.Driver.Tx(ctx)
 	if err != nil {
+		release()
 		w.health.note(err)
 		return nil, err
 	}
-	return watchedTx{Tx: tx, health: w.health}, nil
+	return watchedTx{Tx: tx, health: w.health, release: release}, nil
 }
 
 // BeginTx is Tx with options, for ent's Client.BeginTx.
@@ -84,17 +109,23 @@ func (w writeWatch) BeginTx(ctx context.Context, opts *sql.TxOptions) (dialect.T
 	if !ok {
 		return w.Tx(ctx)
 	}
+	release, err := w.enter(ctx)
+	if err != nil {
+		return nil, err
+	}
 	tx, err := b.BeginTx(ctx, opts)
 	if err != nil {
+		release()
 		w.health.note(err)
 		return nil, err
 	}
-	return watchedTx{Tx: tx, health: w.health}, nil
+	return watchedTx{Tx: tx, health: w.health, release: release}, nil
 }
 
 type watchedTx struct {
 	dialect.Tx
-	health *writeHealth
+	health  *writeHealth
+	release func() // of the write gate; idempotent
 }
 
 // Exec implements dialect.ExecQuerier.
@@ -122,9 +153,17 @@ func (t watchedTx) ExecContext(ctx context.Context, query string, args ...any) (
 // writable again.
 func (t watchedTx) Commit() error {
 	err := t.Tx.Commit()
+	t.release()
 	if err == nil {
 		t.health.failing.Store(false)
 	}
 	t.health.note(err)
+	return err
+}
+
+// Rollback implements driver.Tx, letting the next writer in.
+func (t watchedTx) Rollback() error {
+	err := t.Tx.Rollback()
+	t.release()
 	return err
 }

@@ -30,7 +30,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib"
 	_ "modernc.org/sqlite"
 
-	"github.com/acme/itemsvc/ent/migrate"
+	"github.com/acme/itemsvc/internal/migration/schematables"
 )
 
 func main() {
@@ -100,7 +100,11 @@ func diff(ctx context.Context, db *sql.DB, dialectName, path, name string) error
 	if err != nil {
 		return err
 	}
-	if err := m.NamedDiff(ctx, strings.ToLower(name), migrate.Tables...); err != nil {
+	tables, err := schematables.Load("ent/schema")
+	if err != nil {
+		return err
+	}
+	if err := m.NamedDiff(ctx, strings.ToLower(name), tables...); err != nil {
 		return fmt.Errorf("diff: %w", err)
 	}
 	return nil

@@ -1,63 +1,98 @@
 // Package migration applies the versioned schema migrations (generated from
-// the ent schema by `make migration`) with Atlas's executor. The files are
-// embedded, so the one binary migrates any database it is pointed at.
+// the ent schema by `make migration`). The files are embedded, so the one
+// binary migrates any database it is pointed at.
+//
+// The files and their atlas.sum are Atlas's format, and `make migration`
+// writes them with Atlas; applying them needs none of it. Atlas's executor
+// linked its schema inspectors and differs for every dialect into the
+// server, so this package applies the files itself: it checks atlas.sum,
+// runs each pending file in one transaction, and records it in
+// schema_revisions as Atlas did (databases migrated before carry on).
 package migration
 
 import (
 	"context"
 	"database/sql"
 	"embed"
-	"errors"
 	"fmt"
+	"hash/fnv"
 	"io/fs"
 	"path"
+	"strings"
 	"time"
-
-	"ariga.io/atlas/sql/migrate"
-	"ariga.io/atlas/sql/postgres"
-	"ariga.io/atlas/sql/schema"
-	"ariga.io/atlas/sql/sqlite"
 )
 
 //go:embed sqlite/*.sql sqlite/atlas.sum postgres/*.sql postgres/atlas.sum
 var files embed.FS
 
 // lockName serialises migrations of replicas that start together (PostgreSQL
-// advisory lock).
+// advisory lock, with the key Atlas derived from it).
 const lockName = "itemsvc_migrate"
 
-// Dir returns the embedded migration directory of a dialect.
-func Dir(dialect string) (migrate.Dir, error) {
+// lockTimeout bounds the wait for another replica's migration.
+const lockTimeout = time.Minute
+
+// File is one migration: its name (VERSION_description.sql) and statements.
+type File struct {
+	Name string
+	SQL  []byte
+}
+
+// Version is the part of the name before the first underscore.
+func (f File) Version() string {
+	v, _, _ := strings.Cut(strings.TrimSuffix(f.Name, ".sql"), "_")
+	return v
+}
+
+// Description is the part of the name after the version.
+func (f File) Description() string {
+	_, d, _ := strings.Cut(strings.TrimSuffix(f.Name, ".sql"), "_")
+	return d
+}
+
+// Files returns the embedded migrations of a dialect in version order, after
+// checking them against the directory's atlas.sum.
+func Files(dialect string) ([]File, error) {
 	entries, err := fs.ReadDir(files, dialect)
 	if err != nil {
 		return nil, fmt.Errorf("no migrations for %s: %w", dialect, err)
 	}
-	dir := &migrate.MemDir{}
-	for _, e := range entries {
+	var out []File
+	var sum []byte
+	for _, e := range entries { // ReadDir sorts by name
 		data, err := files.ReadFile(path.Join(dialect, e.Name()))
 		if err != nil {
 			return nil, err
 		}
-		if err := dir.WriteFile(e.Name(), data); err != nil {
-			return nil, err
+		switch {
+		case e.Name() == "atlas.sum":
+			sum = data
+		case strings.HasSuffix(e.Name(), ".sql"):
+			out = append(out, File{Name: e.Name(), SQL: data})
 		}
 	}
-	return dir, nil
+	if err := checkSum(out, sum); err != nil {
+		return nil, fmt.Errorf("%s migrations: %w", dialect, err)
+	}
+	return out, nil
 }
 
 // Apply brings the database up to the newest migration and returns how many
 // files it applied; a database already up to date applies none.
 func Apply(ctx context.Context, db *sql.DB, dialect string) (int, error) {
-	dir, err := Dir(dialect)
+	list, err := Files(dialect)
 	if err != nil {
 		return 0, err
 	}
-	return ApplyDir(ctx, db, dialect, dir)
+	return ApplyFiles(ctx, db, dialect, list)
 }
 
-// ApplyDir is Apply with another directory than the embedded one, such as a
-// first part of it, to test a migration against data written before it.
-func ApplyDir(ctx context.Context, db *sql.DB, dialect string, dir migrate.Dir) (int, error) {
+// ApplyFiles is Apply with other files than the embedded ones, such as the
+// first of them, to test a migration against data written before it.
+func ApplyFiles(ctx context.Context, db *sql.DB, dialect string, list []File) (int, error) {
+	if dialect != "sqlite" && dialect != "postgres" {
+		return 0, fmt.Errorf("unknown dialect %q", dialect)
+	}
 	// One connection for the whole run: SQLite's foreign-key pragma and
 	// PostgreSQL's advisory lock both belong to a session.
 	conn, err := db.Conn(ctx)
@@ -66,56 +101,89 @@ func ApplyDir(ctx context.Context, db *sql.DB, dialect string, dir migrate.Dir) 
 	}
 	defer conn.Close()
 
-	var drv migrate.Driver
-	switch dialect {
-	case "sqlite":
-		drv, err = sqlite.Open(conn)
-	case "postgres":
-		drv, err = postgres.Open(conn)
-	default:
-		err = fmt.Errorf("unknown dialect %q", dialect)
-	}
-	if err != nil {
-		return 0, fmt.Errorf("open migration driver: %w", err)
-	}
-	if l, ok := drv.(schema.Locker); ok && dialect == "postgres" {
-		unlock, err := l.Lock(ctx, lockName, time.Minute)
+	if dialect == "postgres" {
+		h := fnv.New32()
+		h.Write([]byte(lockName))
+		key := h.Sum32()
+		lockCtx, cancel := context.WithTimeout(ctx, lockTimeout)
+		_, err := conn.ExecContext(lockCtx, "SELECT pg_advisory_lock($1)", key)
+		cancel()
 		if err != nil {
 			return 0, fmt.Errorf("take migration lock: %w", err)
 		}
-		defer unlock() //nolint:errcheck // the session ends with the connection anyway
+		defer conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", key) //nolint:errcheck // the session ends with the connection anyway
 	}
 
 	revs := &revisions{conn: conn, dialect: dialect}
 	if err := revs.init(ctx); err != nil {
 		return 0, err
 	}
-	// The database may hold other schemas (PostgreSQL) or tables of other
-	// tools; the migrations only create what they own, so a "dirty" start is
-	// fine and the clean check is skipped altogether (it inspects every
-	// schema of the database, which races with schemas being dropped).
-	ex, err := migrate.NewExecutor(dirtyOK{drv}, dir, revs, migrate.WithAllowDirty(true))
+	applied, err := revs.read(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("migration executor: %w", err)
+		return 0, err
 	}
-	pending, err := ex.Pending(ctx)
-	if errors.Is(err, migrate.ErrNoPendingFiles) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, fmt.Errorf("pending migrations: %w", err)
-	}
-	for _, f := range pending {
-		if err := ex.Execute(ctx, f); err != nil {
-			return 0, fmt.Errorf("apply %s: %w", f.Name(), err)
+	done := make(map[string]bool, len(applied))
+	for _, r := range applied {
+		if r.Error != "" || r.Applied < r.Total {
+			return 0, fmt.Errorf("migration %s was left half applied (%d of %d statements: %s); repair the database by hand and delete its row from %s",
+				r.Version, r.Applied, r.Total, r.Error, revisionsTable)
 		}
+		done[r.Version] = true
 	}
-	return len(pending), nil
+	sums := sumLines(list)
+	n := 0
+	for i, f := range list {
+		if done[f.Version()] {
+			continue
+		}
+		if err := applyFile(ctx, conn, dialect, revs, f, sums[i]); err != nil {
+			return n, fmt.Errorf("apply %s: %w", f.Name, err)
+		}
+		n++
+	}
+	return n, nil
 }
 
-// dirtyOK is a migration driver that does not inspect the database to
-// decide whether it is empty before the first migration.
-type dirtyOK struct{ migrate.Driver }
-
-// CheckClean reports every database as acceptable.
-func (dirtyOK) CheckClean(context.Context, *migrate.TableIdent) error { return nil }
+// applyFile runs one file and records it, in one transaction: a file applies
+// entirely or not at all. SQLite ignores the foreign-key pragma inside a
+// transaction, so it is set around it (a table rebuild drops a table that
+// others reference), and the keys are checked before the commit instead.
+func applyFile(ctx context.Context, conn *sql.Conn, dialect string, revs *revisions, f File, hash string) (err error) {
+	if dialect == "sqlite" {
+		if _, err := conn.ExecContext(ctx, "PRAGMA foreign_keys = off"); err != nil {
+			return err
+		}
+		defer func() {
+			if _, e := conn.ExecContext(context.WithoutCancel(ctx), "PRAGMA foreign_keys = on"); e != nil && err == nil {
+				err = e
+			}
+		}()
+	}
+	start := time.Now()
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback() //nolint:errcheck // after a commit, a no-op
+	if _, err := tx.ExecContext(ctx, string(f.SQL)); err != nil {
+		return err
+	}
+	if dialect == "sqlite" {
+		var violations int
+		if err := tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM pragma_foreign_key_check").Scan(&violations); err != nil {
+			return fmt.Errorf("check foreign keys: %w", err)
+		}
+		if violations > 0 {
+			return fmt.Errorf("%d rows break foreign keys", violations)
+		}
+	}
+	rev := &revision{
+		Version: f.Version(), Description: f.Description(), Type: revisionTypeExecute,
+		Applied: 1, Total: 1, ExecutedAt: start.UTC(), ExecutionTime: time.Since(start),
+		Hash: hash, OperatorVersion: "itemsvc",
+	}
+	if err := revs.write(ctx, tx, rev); err != nil {
+		return err
+	}
+	return tx.Commit()
+}

@@ -105,6 +105,7 @@ func TestContenders(t *testing.T) {
 		"get":          {"reference", "get"},
 		"create":       {"reference", "create"},
 		"update":       {"reference", "update"},
+		"mixed":        {"reference", "mixed"},
 		"graphql":      {"server", "list"},
 		"list-100k":    {"server", "list"},
 		"page-100k":    {"server", "list-100k"},
@@ -131,5 +132,21 @@ func TestContenders(t *testing.T) {
 	}
 	if _, err := contenders(row{name: "x", serverOnly: true, baseline: "nope"}, srv, ref); err == nil {
 		t.Error("an unknown baseline was accepted")
+	}
+}
+
+// TestFootprintLines: the WAL line appears on SQLite only.
+func TestFootprintLines(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		f    footprint
+		want int
+	}{
+		{"sqlite", footprint{ServerBinary: 40e6, RefBinary: 10e6, ServerIdle: 20 << 20, RefIdle: 10 << 20, WALMax: 5 << 20}, 3},
+		{"postgres", footprint{ServerBinary: 40e6, RefBinary: 10e6, ServerIdle: 20 << 20, RefIdle: 10 << 20, WALMax: -1}, 2},
+	} {
+		if got := tc.f.lines(); len(got) != tc.want {
+			t.Errorf("%s: %d lines, want %d: %q", tc.name, len(got), tc.want, got)
+		}
 	}
 }

@@ -122,6 +122,24 @@ var rows = []row{
 			}))
 		},
 	},
+	// Reads and writes at once: readers hold snapshots of the write-ahead
+	// log while writers append to it, which is what made SQLite's log grow
+	// (the footprint's WAL line; run it with -duration 60s for a minute of it).
+	{
+		name: "mixed", title: "mixed: of every 4, 2 GET item, 1 list, 1 PUT", minRatio: 0.7, status: http.StatusOK,
+		request: func(base string, fx *fixture, w, n, conns int) (*http.Request, error) {
+			switch n % 4 {
+			case 0:
+				return authed("PUT", base+"/v1/items/"+fx.item(w, n, conns), fx.token(w), jsonBody(map[string]string{
+					"name": fmt.Sprintf("Mixed %d-%d", w, n),
+				}))
+			case 1:
+				return authed("GET", base+"/v1/items?limit=20", fx.token(w), nil)
+			default:
+				return authed("GET", base+"/v1/items/"+fx.item(w, n, conns), fx.token(w), nil)
+			}
+		},
+	},
 }
 
 func rowNames() []string {

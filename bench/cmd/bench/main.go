@@ -132,6 +132,10 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	}
 
 	progress("seeded in %s", time.Since(t0).Round(100*time.Millisecond))
+	refURL, err := db.referenceURL(work)
+	if err != nil {
+		return err
+	}
 
 	// Described before the load generator is pinned, which would make it see
 	// one CPU.
@@ -145,11 +149,22 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer srv.stop()
-	ref, err := startProcess(ctx, "reference", pin.serverCPU, work, env, bins.reference, "-database-url", db.url)
+	ref, err := startProcess(ctx, "reference", pin.serverCPU, work, env, bins.reference, "-database-url", refURL)
 	if err != nil {
 		return err
 	}
 	defer ref.stop()
+	foot := footprint{ServerBinary: bins.serverSize, RefBinary: bins.refSize, WALMax: -1}
+	if foot.ServerIdle, err = srv.rss(); err != nil {
+		return err
+	}
+	if foot.RefIdle, err = ref.rss(); err != nil {
+		return err
+	}
+	var wal *walWatch
+	if db.wal != "" {
+		wal = watchWAL(db.wal)
+	}
 	if err := fx.login(ctx, srv.base); err != nil {
 		return err
 	}
@@ -195,9 +210,15 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		} else {
 			progress("%s: %s on the server and the reference", r.title, o.duration)
 		}
+		if wal != nil {
+			wal.take()
+		}
 		ms, err := measureRow(ctx, cs, fx, o, prof)
 		if err != nil {
 			return fmt.Errorf("%s: %w", r.title, err)
+		}
+		if wal != nil {
+			foot.WALRows = append(foot.WALRows, r.name+" "+mib(wal.take()))
 		}
 		row.Server, row.Reference = ms[0], ms[1]
 		res.Rows = append(res.Rows, row)
@@ -209,6 +230,10 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		}
 		res.Realtime = &rt
 	}
+	if wal != nil {
+		foot.WALMax = wal.finish()
+	}
+	res.Foot = foot
 	res.finish()
 	printResult(stdout, res)
 	if prof != nil {

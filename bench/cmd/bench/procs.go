@@ -32,23 +32,35 @@ func moduleRoot() (string, error) {
 	return filepath.Dir(gomod), nil
 }
 
-type binaries struct{ server, reference string }
+type binaries struct {
+	server, reference   string
+	serverSize, refSize int64 // bytes
+}
 
-// build compiles the two servers as they would be deployed.
+// build compiles the two servers as they would be deployed: the server with
+// `make build`'s flags, the reference with the same linker flags.
 // With profiling the server also gets the bench-only pprof listener
 // (cmd/server/pprof_bench.go).
 func build(ctx context.Context, root, work string, profiling bool) (binaries, error) {
 	b := binaries{server: filepath.Join(work, "server"), reference: filepath.Join(work, "reference")}
-	tags := ""
+	tags := "nomsgpack"
 	if profiling {
-		tags = "benchpprof"
+		tags += ",benchpprof"
 	}
-	for _, t := range []struct{ out, pkg, tags string }{{b.server, "./cmd/server", tags}, {b.reference, "./bench/reference", ""}} {
-		cmd := exec.CommandContext(ctx, "go", "build", "-tags="+t.tags, "-o", t.out, t.pkg)
+	for _, t := range []struct {
+		out, pkg, tags string
+		size           *int64
+	}{{b.server, "./cmd/server", tags, &b.serverSize}, {b.reference, "./bench/reference", "", &b.refSize}} {
+		cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-tags="+t.tags, "-o", t.out, t.pkg)
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return b, fmt.Errorf("go build %s: %w\n%s", t.pkg, err, out)
 		}
+		st, err := os.Stat(t.out)
+		if err != nil {
+			return b, err
+		}
+		*t.size = st.Size()
 	}
 	return b, nil
 }
@@ -174,19 +186,25 @@ func (p *process) resetPeakRSS() bool {
 }
 
 // peakRSS is the process's peak resident set size (VmHWM) in bytes.
-func (p *process) peakRSS() (int64, error) {
+func (p *process) peakRSS() (int64, error) { return p.status("VmHWM:") }
+
+// rss is the process's resident set size now (VmRSS) in bytes.
+func (p *process) rss() (int64, error) { return p.status("VmRSS:") }
+
+// status reads a size in kB from the process's /proc status.
+func (p *process) status(field string) (int64, error) {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
 	if err != nil {
 		return 0, err
 	}
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+		if v, ok := strings.CutPrefix(sc.Text(), field); ok {
 			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
 			return kb * 1024, err
 		}
 	}
-	return 0, errors.New("no VmHWM in /proc status")
+	return 0, fmt.Errorf("no %s in /proc status", field)
 }
 
 func lastLines(path string, n int) string {

@@ -30,6 +30,7 @@ type runResult struct {
 	Note     string // -note: what the figures should be read with
 	Rows     []rowResult
 	Realtime *realtimeResult // the realtime row, when it ran
+	Foot     footprint
 }
 
 // rowResult is one row: the server, and the reference it is judged against.
@@ -181,6 +182,10 @@ func printResult(w io.Writer, r runResult) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	r.table(tw, false)
 	tw.Flush()
+	fmt.Fprintln(w)
+	for _, l := range r.Foot.lines() {
+		fmt.Fprintln(w, l)
+	}
 	for _, row := range r.Rows {
 		for _, m := range []struct {
 			who string
@@ -279,6 +284,10 @@ func writeMarkdown(path string, r runResult, m machine) error {
 		r.Realtime.print(&b, true)
 		b.WriteString("\n")
 	}
+	for _, l := range r.Foot.lines() {
+		fmt.Fprintf(&b, "- %s\n", l)
+	}
+	b.WriteString("\n")
 	b.WriteString(earlier)
 	return os.WriteFile(path, b.Bytes(), 0o644)
 }

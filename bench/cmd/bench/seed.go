@@ -5,10 +5,13 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -24,8 +27,35 @@ import (
 type database struct {
 	dialect string // sqlite or postgres
 	url     string // DATABASE_URL of the servers
+	wal     string // SQLite: the write-ahead log's path
+	path    string // SQLite: the database file
 	open    func() (*sql.DB, error)
 	drop    func()
+}
+
+// referenceURL is the DATABASE_URL of the reference, called after seeding.
+// On SQLite it is a copy of the seeded file: two servers writing one file
+// in turns would checkpoint each other's write-ahead log (each its own way),
+// which blurs both the log's size and the write figures. PostgreSQL is
+// shared as it would be.
+func (d *database) referenceURL(work string) (string, error) {
+	if d.dialect != "sqlite" {
+		return d.url, nil
+	}
+	copyPath := filepath.Join(work, "reference.db")
+	for _, suffix := range []string{"", "-wal"} {
+		data, err := os.ReadFile(d.path + suffix)
+		if errors.Is(err, fs.ErrNotExist) && suffix != "" {
+			continue // checkpointed into the file when the seeding closed it
+		}
+		if err != nil {
+			return "", fmt.Errorf("copy the seeded database: %w", err)
+		}
+		if err := os.WriteFile(copyPath+suffix, data, 0o644); err != nil {
+			return "", fmt.Errorf("copy the seeded database: %w", err)
+		}
+	}
+	return "sqlite:" + copyPath, nil
 }
 
 // newDatabase makes a fresh SQLite file in the work folder, or a fresh
@@ -36,6 +66,8 @@ func newDatabase(ctx context.Context, pgURL, work string) (*database, error) {
 		return &database{
 			dialect: "sqlite",
 			url:     "sqlite:" + path,
+			wal:     path + "-wal",
+			path:    path,
 			open: func() (*sql.DB, error) {
 				return sql.Open("sqlite", "file:"+path+"?_pragma=foreign_keys(1)&_pragma=busy_timeout(10000)&_txlock=immediate")
 			},

@@ -1,0 +1,26 @@
+//go:build entc
+
+package entgql
+
+import (
+	"entgo.io/contrib/entgql"
+	"entgo.io/ent/schema"
+)
+
+// SkipMode is entgql.SkipMode.
+type SkipMode = entgql.SkipMode
+
+// OrderField is entgql.OrderField.
+func OrderField(name string) schema.Annotation { return entgql.OrderField(name) }
+
+// Type is entgql.Type.
+func Type(name string) schema.Annotation { return entgql.Type(name) }
+
+// Skip is entgql.Skip.
+func Skip(modes ...SkipMode) schema.Annotation { return entgql.Skip(modes...) }
+
+// RelayConnection is entgql.RelayConnection.
+func RelayConnection() schema.Annotation { return entgql.RelayConnection() }
+
+// QueryField is entgql.QueryField.
+func QueryField(name ...string) schema.Annotation { return entgql.QueryField(name...) }
