@@ -7,6 +7,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -152,6 +153,11 @@ func writeResponse(w io.Writer, resp *graphql.Response) {
 		mustEncode(enc, buf, resp.Extensions)
 	}
 	buf.WriteByte('}')
+	if hw, ok := w.(http.ResponseWriter); ok {
+		// Declared, so that net/http sends the body as it is rather than
+		// in chunks (one more write on the connection for each response).
+		hw.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
+	}
 	_, _ = w.Write(buf.Bytes())
 }
 
