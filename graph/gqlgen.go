@@ -479,13 +479,68 @@ func plainScalar(fn *ast.FuncDecl, schema *gqlast.Schema) bool {
 	}
 	// New nodes without positions, so that the printer lays the call out on
 	// one line rather than where the dropped arguments were.
-	fn.Body.List[0].(*ast.ReturnStmt).Results[0] = &ast.CallExpr{
-		Fun: &ast.SelectorExpr{X: ast.NewIdent("serial"), Sel: ast.NewIdent("Value")},
-		Args: []ast.Expr{
-			ast.NewIdent("ctx"), ast.NewIdent("field"),
-			&ast.SelectorExpr{X: ast.NewIdent("obj"), Sel: ast.NewIdent(value)},
-			call.Args[6],
-		},
+	ref := &ast.UnaryExpr{Op: token.AND, X: &ast.SelectorExpr{X: ast.NewIdent("obj"), Sel: ast.NewIdent(value)}}
+	var result ast.Expr
+	switch marshaller(call.Args[6]) {
+	case "marshalNString2string", "marshalNID2string":
+		if objPointer(fn) {
+			result = &ast.CallExpr{Fun: &ast.SelectorExpr{X: ast.NewIdent("serial"), Sel: ast.NewIdent("String")}, Args: []ast.Expr{ref}}
+		}
+	case "marshalNTime2timeᚐTime":
+		if objPointer(fn) {
+			result = &ast.CallExpr{
+				Fun:  &ast.SelectorExpr{X: ast.NewIdent("serial"), Sel: ast.NewIdent("Time")},
+				Args: []ast.Expr{ast.NewIdent("ctx"), ast.NewIdent("field"), ref, call.Args[6]},
+			}
+		}
 	}
+	if result == nil {
+		result = &ast.CallExpr{
+			Fun: &ast.SelectorExpr{X: ast.NewIdent("serial"), Sel: ast.NewIdent("Value")},
+			Args: []ast.Expr{
+				ast.NewIdent("ctx"), ast.NewIdent("field"),
+				&ast.SelectorExpr{X: ast.NewIdent("obj"), Sel: ast.NewIdent(value)},
+				call.Args[6],
+			},
+		}
+	}
+	fn.Body.List[0].(*ast.ReturnStmt).Results[0] = result
 	return true
+}
+
+// marshaller is the name of the ec method a generated marshal closure
+// `func(ctx, selections, v) graphql.Marshaler { return ec.marshalX(ctx, selections, v) }`
+// calls, or "".
+func marshaller(e ast.Expr) string {
+	lit, ok := e.(*ast.FuncLit)
+	if !ok || len(lit.Body.List) != 1 {
+		return ""
+	}
+	ret, ok := lit.Body.List[0].(*ast.ReturnStmt)
+	if !ok || len(ret.Results) != 1 {
+		return ""
+	}
+	call, ok := ret.Results[0].(*ast.CallExpr)
+	if !ok {
+		return ""
+	}
+	sel, ok := call.Fun.(*ast.SelectorExpr)
+	if !ok || !isIdent(sel.X, "ec") {
+		return ""
+	}
+	return sel.Sel.Name
+}
+
+// objPointer reports whether fn's obj parameter is a pointer, so that
+// &obj.X points into the loaded object rather than into a copy.
+func objPointer(fn *ast.FuncDecl) bool {
+	for _, p := range fn.Type.Params.List {
+		for _, n := range p.Names {
+			if n.Name == "obj" {
+				_, ok := p.Type.(*ast.StarExpr)
+				return ok
+			}
+		}
+	}
+	return false
 }

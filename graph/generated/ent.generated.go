@@ -262,9 +262,7 @@ func (ec *executionContext) field_User_items_args(ctx context.Context, rawArgs m
 // region    **************************** field.gotpl *****************************
 
 func (ec *executionContext) _Item_id(ctx context.Context, field graphql.CollectedField, obj *ent.Item) (ret graphql.Marshaler) {
-	return serial.Value(ctx, field, obj.ID, func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-		return ec.marshalNID2string(ctx, selections, v)
-	})
+	return serial.String(&obj.ID)
 
 }
 func (ec *executionContext) fieldContext_Item_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -272,7 +270,7 @@ func (ec *executionContext) fieldContext_Item_id(_ context.Context, field graphq
 }
 
 func (ec *executionContext) _Item_createdAt(ctx context.Context, field graphql.CollectedField, obj *ent.Item) (ret graphql.Marshaler) {
-	return serial.Value(ctx, field, obj.CreatedAt, func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+	return serial.Time(ctx, field, &obj.CreatedAt, func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
 		return ec.marshalNTime2timeᚐTime(ctx, selections, v)
 	})
 
@@ -282,7 +280,7 @@ func (ec *executionContext) fieldContext_Item_createdAt(_ context.Context, field
 }
 
 func (ec *executionContext) _Item_updatedAt(ctx context.Context, field graphql.CollectedField, obj *ent.Item) (ret graphql.Marshaler) {
-	return serial.Value(ctx, field, obj.UpdatedAt, func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+	return serial.Time(ctx, field, &obj.UpdatedAt, func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
 		return ec.marshalNTime2timeᚐTime(ctx, selections, v)
 	})
 
@@ -292,9 +290,7 @@ func (ec *executionContext) fieldContext_Item_updatedAt(_ context.Context, field
 }
 
 func (ec *executionContext) _Item_name(ctx context.Context, field graphql.CollectedField, obj *ent.Item) (ret graphql.Marshaler) {
-	return serial.Value(ctx, field, obj.Name, func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-		return ec.marshalNString2string(ctx, selections, v)
-	})
+	return serial.String(&obj.Name)
 
 }
 func (ec *executionContext) fieldContext_Item_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -302,9 +298,7 @@ func (ec *executionContext) fieldContext_Item_name(_ context.Context, field grap
 }
 
 func (ec *executionContext) _Item_description(ctx context.Context, field graphql.CollectedField, obj *ent.Item) (ret graphql.Marshaler) {
-	return serial.Value(ctx, field, obj.Description, func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-		return ec.marshalNString2string(ctx, selections, v)
-	})
+	return serial.String(&obj.Description)
 
 }
 func (ec *executionContext) fieldContext_Item_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -322,9 +316,7 @@ func (ec *executionContext) fieldContext_Item_status(_ context.Context, field gr
 }
 
 func (ec *executionContext) _Item_userID(ctx context.Context, field graphql.CollectedField, obj *ent.Item) (ret graphql.Marshaler) {
-	return serial.Value(ctx, field, obj.UserID, func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-		return ec.marshalNID2string(ctx, selections, v)
-	})
+	return serial.String(&obj.UserID)
 
 }
 func (ec *executionContext) fieldContext_Item_userID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -827,9 +819,7 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 }
 
 func (ec *executionContext) _User_id(ctx context.Context, field graphql.CollectedField, obj *ent.User) (ret graphql.Marshaler) {
-	return serial.Value(ctx, field, obj.ID, func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-		return ec.marshalNID2string(ctx, selections, v)
-	})
+	return serial.String(&obj.ID)
 
 }
 func (ec *executionContext) fieldContext_User_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -837,7 +827,7 @@ func (ec *executionContext) fieldContext_User_id(_ context.Context, field graphq
 }
 
 func (ec *executionContext) _User_createdAt(ctx context.Context, field graphql.CollectedField, obj *ent.User) (ret graphql.Marshaler) {
-	return serial.Value(ctx, field, obj.CreatedAt, func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+	return serial.Time(ctx, field, &obj.CreatedAt, func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
 		return ec.marshalNTime2timeᚐTime(ctx, selections, v)
 	})
 
@@ -847,7 +837,7 @@ func (ec *executionContext) fieldContext_User_createdAt(_ context.Context, field
 }
 
 func (ec *executionContext) _User_updatedAt(ctx context.Context, field graphql.CollectedField, obj *ent.User) (ret graphql.Marshaler) {
-	return serial.Value(ctx, field, obj.UpdatedAt, func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+	return serial.Time(ctx, field, &obj.UpdatedAt, func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
 		return ec.marshalNTime2timeᚐTime(ctx, selections, v)
 	})
 
@@ -857,9 +847,7 @@ func (ec *executionContext) fieldContext_User_updatedAt(_ context.Context, field
 }
 
 func (ec *executionContext) _User_email(ctx context.Context, field graphql.CollectedField, obj *ent.User) (ret graphql.Marshaler) {
-	return serial.Value(ctx, field, obj.Email, func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-		return ec.marshalNString2string(ctx, selections, v)
-	})
+	return serial.String(&obj.Email)
 
 }
 func (ec *executionContext) fieldContext_User_email(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -867,9 +855,7 @@ func (ec *executionContext) fieldContext_User_email(_ context.Context, field gra
 }
 
 func (ec *executionContext) _User_name(ctx context.Context, field graphql.CollectedField, obj *ent.User) (ret graphql.Marshaler) {
-	return serial.Value(ctx, field, obj.Name, func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-		return ec.marshalNString2string(ctx, selections, v)
-	})
+	return serial.String(&obj.Name)
 
 }
 func (ec *executionContext) fieldContext_User_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {

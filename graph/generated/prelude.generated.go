@@ -104,9 +104,7 @@ func (ec *executionContext) field___Type_fields_args(ctx context.Context, rawArg
 // region    **************************** field.gotpl *****************************
 
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
-	return serial.Value(ctx, field, obj.Name, func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-		return ec.marshalNString2string(ctx, selections, v)
-	})
+	return serial.String(&obj.Name)
 
 }
 func (ec *executionContext) fieldContext___Directive_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -193,9 +191,7 @@ func (ec *executionContext) fieldContext___Directive_args(ctx context.Context, f
 }
 
 func (ec *executionContext) ___EnumValue_name(ctx context.Context, field graphql.CollectedField, obj *introspection.EnumValue) (ret graphql.Marshaler) {
-	return serial.Value(ctx, field, obj.Name, func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-		return ec.marshalNString2string(ctx, selections, v)
-	})
+	return serial.String(&obj.Name)
 
 }
 func (ec *executionContext) fieldContext___EnumValue_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -272,9 +268,7 @@ func (ec *executionContext) fieldContext___EnumValue_deprecationReason(_ context
 }
 
 func (ec *executionContext) ___Field_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Field) (ret graphql.Marshaler) {
-	return serial.Value(ctx, field, obj.Name, func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-		return ec.marshalNString2string(ctx, selections, v)
-	})
+	return serial.String(&obj.Name)
 
 }
 func (ec *executionContext) fieldContext___Field_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -412,9 +406,7 @@ func (ec *executionContext) fieldContext___Field_deprecationReason(_ context.Con
 }
 
 func (ec *executionContext) ___InputValue_name(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
-	return serial.Value(ctx, field, obj.Name, func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-		return ec.marshalNString2string(ctx, selections, v)
-	})
+	return serial.String(&obj.Name)
 
 }
 func (ec *executionContext) fieldContext___InputValue_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {

@@ -129,9 +129,7 @@ func (ec *executionContext) field_Subscription_itemEvents_args(ctx context.Conte
 // region    **************************** field.gotpl *****************************
 
 func (ec *executionContext) _ItemEvent_id(ctx context.Context, field graphql.CollectedField, obj *model.ItemEvent) (ret graphql.Marshaler) {
-	return serial.Value(ctx, field, obj.ID, func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-		return ec.marshalNID2string(ctx, selections, v)
-	})
+	return serial.String(&obj.ID)
 
 }
 func (ec *executionContext) fieldContext_ItemEvent_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -174,7 +172,7 @@ func (ec *executionContext) fieldContext_ItemEvent_item(_ context.Context, field
 }
 
 func (ec *executionContext) _ItemEvent_timestamp(ctx context.Context, field graphql.CollectedField, obj *model.ItemEvent) (ret graphql.Marshaler) {
-	return serial.Value(ctx, field, obj.Timestamp, func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+	return serial.Time(ctx, field, &obj.Timestamp, func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
 		return ec.marshalNTime2timeᚐTime(ctx, selections, v)
 	})
 
@@ -404,9 +402,7 @@ func (ec *executionContext) fieldContext_Subscription_itemEvents(ctx context.Con
 }
 
 func (ec *executionContext) _Token_accessToken(ctx context.Context, field graphql.CollectedField, obj *service.Token) (ret graphql.Marshaler) {
-	return serial.Value(ctx, field, obj.AccessToken, func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-		return ec.marshalNString2string(ctx, selections, v)
-	})
+	return serial.String(&obj.AccessToken)
 
 }
 func (ec *executionContext) fieldContext_Token_accessToken(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -414,9 +410,7 @@ func (ec *executionContext) fieldContext_Token_accessToken(_ context.Context, fi
 }
 
 func (ec *executionContext) _Token_tokenType(ctx context.Context, field graphql.CollectedField, obj *service.Token) (ret graphql.Marshaler) {
-	return serial.Value(ctx, field, obj.TokenType, func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-		return ec.marshalNString2string(ctx, selections, v)
-	})
+	return serial.String(&obj.TokenType)
 
 }
 func (ec *executionContext) fieldContext_Token_tokenType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {

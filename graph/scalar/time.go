@@ -36,6 +36,16 @@ func (t timestamp) MarshalGQL(w io.Writer) {
 	_, _ = w.Write(appendTimestamp(nil, time.Time(t)))
 }
 
+// TimeRef marshals *t as MarshalTime does; the time must not be zero. A
+// pointer held in the interface costs no allocation (graph/serial.Time).
+func TimeRef(t *time.Time) graphql.Marshaler { return (*timeRef)(t) }
+
+// timeRef is a loaded object's time, marshalled in place.
+type timeRef time.Time
+
+// MarshalGQL implements graphql.Marshaler.
+func (t *timeRef) MarshalGQL(w io.Writer) { timestamp(time.Time(*t).UTC()).MarshalGQL(w) }
+
 // appendTimestamp appends t as a quoted RFC 3339 string with nanoseconds.
 // Its characters need no JSON escaping.
 func appendTimestamp(b []byte, t time.Time) []byte {
