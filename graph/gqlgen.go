@@ -266,6 +266,14 @@ func objectTail(fn *ast.FuncDecl) bool {
 			&ast.SelectorExpr{X: ast.NewIdent("out"), Sel: ast.NewIdent("Values")},
 		},
 	}}}
+	if fn.Name.Name != "_Query" && fn.Name.Name != "_Mutation" && fn.Name.Name != "_Subscription" && inPlace(fn.Body) {
+		// The object's resolver fields now resolve in the loop too.
+		for _, st := range list {
+			if declares(st, "out") {
+				st.(*ast.AssignStmt).Rhs = []ast.Expr{newFields()}
+			}
+		}
+	}
 	if !defers(fn.Body) {
 		// No field of this type can be deferred: the bookkeeping is dead.
 		kept := make([]ast.Stmt, 0, len(list))
@@ -279,10 +287,7 @@ func objectTail(fn *ast.FuncDecl) bool {
 			// values, which a serial.Fields on the stack does too.
 			for _, st := range kept {
 				if declares(st, "out") {
-					st.(*ast.AssignStmt).Rhs = []ast.Expr{&ast.CallExpr{
-						Fun:  &ast.SelectorExpr{X: ast.NewIdent("serial"), Sel: ast.NewIdent("NewFields")},
-						Args: []ast.Expr{&ast.CallExpr{Fun: ast.NewIdent("len"), Args: []ast.Expr{ast.NewIdent("fields")}}},
-					}}
+					st.(*ast.AssignStmt).Rhs = []ast.Expr{newFields()}
 				}
 			}
 		}
@@ -358,6 +363,108 @@ func defers(body *ast.BlockStmt) bool {
 		return !found
 	})
 	return found
+}
+
+// newFields is `serial.NewFields(len(fields))`.
+func newFields() ast.Expr {
+	return &ast.CallExpr{
+		Fun:  &ast.SelectorExpr{X: ast.NewIdent("serial"), Sel: ast.NewIdent("NewFields")},
+		Args: []ast.Expr{&ast.CallExpr{Fun: ast.NewIdent("len"), Args: []ast.Expr{ast.NewIdent("fields")}}},
+	}
+}
+
+// inPlace rewrites, in an object marshaller (not a root type's), every
+// field gqlgen resolves concurrently to resolve in the loop instead:
+//
+//	innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+//		… atomic.AddUint32(&fs.Invalids, 1) …
+//	}
+//	… innerFunc(ctx, deferredFieldSet) …
+//	out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+//
+// into an innerFunc counting into `fs *uint32`, called with
+// &deferredFieldSet.Invalids, and `out.Values[i] = innerFunc(ctx,
+// &out.Invalids)`. Such a field (an item's owner, a user's items) is an ent
+// edge that field collection has already loaded with the page: a goroutine
+// per object and field only cost, as for list elements (MarshalSlice). Once
+// nothing runs concurrently, the object's values fit in a serial.Fields. It
+// reports whether it rewrote anything; it leaves fn alone if the shape is
+// not the one expected.
+func inPlace(body *ast.BlockStmt) bool {
+	changed := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		as, ok := n.(*ast.AssignStmt)
+		if !ok || len(as.Lhs) != 1 || !isIdent(as.Lhs[0], "innerFunc") {
+			return true
+		}
+		lit, ok := as.Rhs[0].(*ast.FuncLit)
+		if !ok || len(lit.Type.Params.List) != 2 {
+			return true
+		}
+		fs := lit.Type.Params.List[1]
+		if len(fs.Names) != 1 || fs.Names[0].Name != "fs" {
+			return true
+		}
+		fs.Type = &ast.StarExpr{X: ast.NewIdent("uint32")}
+		ast.Inspect(lit.Body, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok || len(call.Args) != 2 {
+				return true
+			}
+			if sel, ok := call.Fun.(*ast.SelectorExpr); !ok || !isIdent(sel.X, "atomic") || sel.Sel.Name != "AddUint32" {
+				return true
+			}
+			call.Args[0] = ast.NewIdent("fs")
+			return true
+		})
+		changed = true
+		return true
+	})
+	if !changed {
+		return false
+	}
+	ast.Inspect(body, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok || !isIdent(call.Fun, "innerFunc") || len(call.Args) != 2 {
+			return true
+		}
+		if set, ok := call.Args[1].(*ast.Ident); ok {
+			call.Args[1] = &ast.UnaryExpr{Op: token.AND, X: &ast.SelectorExpr{X: set, Sel: ast.NewIdent("Invalids")}}
+		}
+		return true
+	})
+	replace := func(list []ast.Stmt) {
+		for i, st := range list {
+			es, ok := st.(*ast.ExprStmt)
+			if !ok || !isCall(es, "out", "Concurrently") {
+				continue
+			}
+			call := es.X.(*ast.CallExpr)
+			lit, ok := call.Args[1].(*ast.FuncLit)
+			if !ok || len(lit.Body.List) != 1 {
+				continue
+			}
+			ret, ok := lit.Body.List[0].(*ast.ReturnStmt)
+			if !ok || len(ret.Results) != 1 {
+				continue
+			}
+			list[i] = &ast.AssignStmt{
+				Lhs: []ast.Expr{&ast.IndexExpr{X: &ast.SelectorExpr{X: ast.NewIdent("out"), Sel: ast.NewIdent("Values")}, Index: call.Args[0]}},
+				Tok: token.ASSIGN,
+				Rhs: []ast.Expr{ret.Results[0]},
+			}
+		}
+	}
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch b := n.(type) {
+		case *ast.BlockStmt:
+			replace(b.List)
+		case *ast.CaseClause:
+			replace(b.Body)
+		}
+		return true
+	})
+	return !callsMethod(body, "out", "Concurrently")
 }
 
 // callsMethod reports whether body calls x.name(…) anywhere.

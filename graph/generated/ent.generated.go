@@ -2124,7 +2124,7 @@ var itemImplementors = []string{"Item", "Node"}
 func (ec *executionContext) _Item(ctx context.Context, sel ast.SelectionSet, obj *ent.Item) graphql.Marshaler {
 	fields := serial.CollectFields(ec.OperationContext, sel, itemImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out := serial.NewFields(len(fields))
 	deferredFieldSet := graphql.NewFieldSet(nil)
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -2169,7 +2169,7 @@ func (ec *executionContext) _Item(ctx context.Context, sel ast.SelectionSet, obj
 		case "owner":
 			field := field
 
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, fs *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -2177,7 +2177,7 @@ func (ec *executionContext) _Item(ctx context.Context, sel ast.SelectionSet, obj
 				}()
 				res = ec._Item_owner(ctx, field, obj)
 				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
+					atomic.AddUint32(fs, 1)
 				}
 				return res
 			}
@@ -2190,7 +2190,7 @@ func (ec *executionContext) _Item(ctx context.Context, sel ast.SelectionSet, obj
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+					return innerFunc(ctx, &deferredFieldSet.Invalids)
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -2206,8 +2206,7 @@ func (ec *executionContext) _Item(ctx context.Context, sel ast.SelectionSet, obj
 				out.Values[i] = graphql.Null
 				continue
 			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			out.Values[i] = innerFunc(ctx, &out.Invalids)
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -2527,7 +2526,7 @@ var userImplementors = []string{"User", "Node"}
 func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj *ent.User) graphql.Marshaler {
 	fields := serial.CollectFields(ec.OperationContext, sel, userImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out := serial.NewFields(len(fields))
 	deferredFieldSet := graphql.NewFieldSet(nil)
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -2567,7 +2566,7 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 		case "items":
 			field := field
 
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, fs *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -2575,7 +2574,7 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 				}()
 				res = ec._User_items(ctx, field, obj)
 				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
+					atomic.AddUint32(fs, 1)
 				}
 				return res
 			}
@@ -2588,7 +2587,7 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+					return innerFunc(ctx, &deferredFieldSet.Invalids)
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -2604,8 +2603,7 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 				out.Values[i] = graphql.Null
 				continue
 			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			out.Values[i] = innerFunc(ctx, &out.Invalids)
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
