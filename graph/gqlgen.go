@@ -54,9 +54,13 @@ func main() {
 	if err != nil {
 		log.Fatalf("gqlgen: %v", err)
 	}
+	identities, err := identityMarshallers(files)
+	if err != nil {
+		log.Fatalf("gqlgen: %v", err)
+	}
 	total, values, objects := 0, 0, 0
 	for _, f := range files {
-		n, v, o, err := rewrite(f, cfg.Schema)
+		n, v, o, err := rewrite(f, cfg.Schema, identities)
 		if err != nil {
 			log.Fatalf("gqlgen: %s: %v", f, err)
 		}
@@ -80,7 +84,7 @@ func main() {
 // call of a scalar field read straight from its object into serial.Value,
 // and the end of each object marshaller (objectTail). It returns how many
 // of each it rewrote.
-func rewrite(path string, schema *gqlast.Schema) (int, int, int, error) {
+func rewrite(path string, schema *gqlast.Schema, identities map[string]bool) (int, int, int, error) {
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, path, nil, parser.ParseComments)
 	if err != nil {
@@ -92,7 +96,7 @@ func rewrite(path string, schema *gqlast.Schema) (int, int, int, error) {
 		if !ok {
 			continue
 		}
-		if plainScalar(fn, schema) || plainObject(fn, schema) {
+		if plainScalar(fn, schema, identities) || plainObject(fn, schema) {
 			values++
 		}
 		if objectTail(fn) {
@@ -308,10 +312,11 @@ func objectTail(fn *ast.FuncDecl) bool {
 	return true
 }
 
-// lazyDeferMap turns `deferLabelToView := make(map[…]…)` into a nil map
-// declaration and makes the map in each `if field.IsDeferred() {…}` block,
-// the only place it is written: an object of which nothing is deferred
-// (every item of a page) then makes no map.
+// lazyDeferMap turns `deferLabelToView := make(map[…]…)` and
+// `deferredFieldSet := graphql.NewFieldSet(nil)` into nil declarations and
+// makes them in each `if field.IsDeferred() {…}` block, the only place they
+// are written: an object of which nothing is deferred (every item of a
+// page) then makes neither.
 func lazyDeferMap(body *ast.BlockStmt) {
 	for i, st := range body.List {
 		if !declares(st, "deferLabelToView") {
@@ -324,6 +329,15 @@ func lazyDeferMap(body *ast.BlockStmt) {
 		body.List[i] = &ast.DeclStmt{Decl: &ast.GenDecl{Tok: token.VAR, Specs: []ast.Spec{
 			&ast.ValueSpec{Names: []*ast.Ident{ast.NewIdent("deferLabelToView")}, Type: mk.Args[0]},
 		}}}
+		lazySet := false
+		for j, st := range body.List {
+			if declares(st, "deferredFieldSet") {
+				body.List[j] = &ast.DeclStmt{Decl: &ast.GenDecl{Tok: token.VAR, Specs: []ast.Spec{
+					&ast.ValueSpec{Names: []*ast.Ident{ast.NewIdent("deferredFieldSet")}, Type: &ast.StarExpr{X: &ast.SelectorExpr{X: ast.NewIdent("graphql"), Sel: ast.NewIdent("FieldSet")}}},
+				}}}
+				lazySet = true
+			}
+		}
 		ast.Inspect(body, func(n ast.Node) bool {
 			ifs, ok := n.(*ast.IfStmt)
 			if !ok {
@@ -336,14 +350,34 @@ func lazyDeferMap(body *ast.BlockStmt) {
 			if sel, ok := call.Fun.(*ast.SelectorExpr); !ok || sel.Sel.Name != "IsDeferred" {
 				return true
 			}
-			ifs.Body.List = append([]ast.Stmt{&ast.IfStmt{
+			init := []ast.Stmt{&ast.IfStmt{
 				Cond: &ast.BinaryExpr{X: ast.NewIdent("deferLabelToView"), Op: token.EQL, Y: ast.NewIdent("nil")},
 				Body: &ast.BlockStmt{List: []ast.Stmt{&ast.AssignStmt{
 					Lhs: []ast.Expr{ast.NewIdent("deferLabelToView")},
 					Tok: token.ASSIGN,
 					Rhs: []ast.Expr{&ast.CallExpr{Fun: ast.NewIdent("make"), Args: []ast.Expr{mk.Args[0]}}},
 				}}},
-			}}, ifs.Body.List...)
+			}}
+			if lazySet {
+				// Made on first use; the block's closures capture a copy
+				// that is never reassigned, so that the function's own
+				// variable stays off the heap.
+				init = append(init,
+					&ast.IfStmt{
+						Cond: &ast.BinaryExpr{X: ast.NewIdent("deferredFieldSet"), Op: token.EQL, Y: ast.NewIdent("nil")},
+						Body: &ast.BlockStmt{List: []ast.Stmt{&ast.AssignStmt{
+							Lhs: []ast.Expr{ast.NewIdent("deferredFieldSet")},
+							Tok: token.ASSIGN,
+							Rhs: []ast.Expr{&ast.CallExpr{
+								Fun:  &ast.SelectorExpr{X: ast.NewIdent("graphql"), Sel: ast.NewIdent("NewFieldSet")},
+								Args: []ast.Expr{ast.NewIdent("nil")},
+							}},
+						}}},
+					},
+					&ast.AssignStmt{Lhs: []ast.Expr{ast.NewIdent("deferredFieldSet")}, Tok: token.DEFINE, Rhs: []ast.Expr{ast.NewIdent("deferredFieldSet")}},
+				)
+			}
+			ifs.Body.List = append(init, ifs.Body.List...)
 			return true
 		})
 		return
@@ -572,7 +606,7 @@ func isCall(s ast.Stmt, x, name string) bool {
 //
 // into `return serial.Value(ctx, field, obj.X, marshal)`, and reports
 // whether it did.
-func plainScalar(fn *ast.FuncDecl, schema *gqlast.Schema) bool {
+func plainScalar(fn *ast.FuncDecl, schema *gqlast.Schema, identities map[string]bool) bool {
 	fd := schemaField(fn, schema)
 	if fd == nil {
 		return false
@@ -592,6 +626,12 @@ func plainScalar(fn *ast.FuncDecl, schema *gqlast.Schema) bool {
 	case "marshalNString2string", "marshalNID2string":
 		if objPointer(fn) {
 			result = &ast.CallExpr{Fun: &ast.SelectorExpr{X: ast.NewIdent("serial"), Sel: ast.NewIdent("String")}, Args: []ast.Expr{ref}}
+		}
+	default:
+		if identities[marshaller(call.Args[6])] && objPointer(fn) {
+			// An enum that marshals itself: a pointer to it does too,
+			// and an interface holds a pointer without an allocation.
+			result = ref
 		}
 	case "marshalNTime2timeᚐTime":
 		if objPointer(fn) {
@@ -613,6 +653,37 @@ func plainScalar(fn *ast.FuncDecl, schema *gqlast.Schema) bool {
 	}
 	fn.Body.List[0].(*ast.ReturnStmt).Results[0] = result
 	return true
+}
+
+// identityMarshallers lists the generated `marshalN…` methods of ec that
+// return their value as it is (`return v`: an enum that implements
+// graphql.Marshaler itself), across the generated files.
+func identityMarshallers(files []string) (map[string]bool, error) {
+	ids := map[string]bool{}
+	fset := token.NewFileSet()
+	for _, path := range files {
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			return nil, err
+		}
+		for _, decl := range f.Decls {
+			fn, ok := decl.(*ast.FuncDecl)
+			if !ok || fn.Recv == nil || !strings.HasPrefix(fn.Name.Name, "marshalN") || len(fn.Body.List) != 1 {
+				continue
+			}
+			ret, ok := fn.Body.List[0].(*ast.ReturnStmt)
+			if !ok || len(ret.Results) != 1 || !isIdent(ret.Results[0], "v") {
+				continue
+			}
+			params := fn.Type.Params.List
+			if last := params[len(params)-1]; len(last.Names) == 1 && last.Names[0].Name == "v" {
+				if _, ok := last.Type.(*ast.SelectorExpr); ok { // a named type of another package, not a pointer
+					ids[fn.Name.Name] = true
+				}
+			}
+		}
+	}
+	return ids, nil
 }
 
 // marshaller is the name of the ec method a generated marshal closure

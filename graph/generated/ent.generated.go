@@ -306,9 +306,7 @@ func (ec *executionContext) fieldContext_Item_description(_ context.Context, fie
 }
 
 func (ec *executionContext) _Item_status(ctx context.Context, field graphql.CollectedField, obj *ent.Item) (ret graphql.Marshaler) {
-	return serial.Value(ctx, field, obj.Status, func(ctx context.Context, selections ast.SelectionSet, v item.Status) graphql.Marshaler {
-		return ec.marshalNItemStatus2githubᚗcomᚋacmeᚋitemsvcᚋentᚋitemᚐStatus(ctx, selections, v)
-	})
+	return &obj.Status
 
 }
 func (ec *executionContext) fieldContext_Item_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -863,9 +861,7 @@ func (ec *executionContext) fieldContext_User_name(_ context.Context, field grap
 }
 
 func (ec *executionContext) _User_role(ctx context.Context, field graphql.CollectedField, obj *ent.User) (ret graphql.Marshaler) {
-	return serial.Value(ctx, field, obj.Role, func(ctx context.Context, selections ast.SelectionSet, v user.Role) graphql.Marshaler {
-		return ec.marshalNUserRole2githubᚗcomᚋacmeᚋitemsvcᚋentᚋuserᚐRole(ctx, selections, v)
-	})
+	return &obj.Role
 
 }
 func (ec *executionContext) fieldContext_User_role(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -2125,7 +2121,7 @@ func (ec *executionContext) _Item(ctx context.Context, sel ast.SelectionSet, obj
 	fields := serial.CollectFields(ec.OperationContext, sel, itemImplementors)
 
 	out := serial.NewFields(len(fields))
-	deferredFieldSet := graphql.NewFieldSet(nil)
+	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
@@ -2186,6 +2182,10 @@ func (ec *executionContext) _Item(ctx context.Context, sel ast.SelectionSet, obj
 				if deferLabelToView == nil {
 					deferLabelToView = make(map[string]*graphql.FieldSetView)
 				}
+				if deferredFieldSet == nil {
+					deferredFieldSet = graphql.NewFieldSet(nil)
+				}
+				deferredFieldSet := deferredFieldSet
 
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
@@ -2527,7 +2527,7 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 	fields := serial.CollectFields(ec.OperationContext, sel, userImplementors)
 
 	out := serial.NewFields(len(fields))
-	deferredFieldSet := graphql.NewFieldSet(nil)
+	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
@@ -2583,6 +2583,10 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 				if deferLabelToView == nil {
 					deferLabelToView = make(map[string]*graphql.FieldSetView)
 				}
+				if deferredFieldSet == nil {
+					deferredFieldSet = graphql.NewFieldSet(nil)
+				}
+				deferredFieldSet := deferredFieldSet
 
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1

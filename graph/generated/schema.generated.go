@@ -137,9 +137,7 @@ func (ec *executionContext) fieldContext_ItemEvent_id(_ context.Context, field g
 }
 
 func (ec *executionContext) _ItemEvent_type(ctx context.Context, field graphql.CollectedField, obj *model.ItemEvent) (ret graphql.Marshaler) {
-	return serial.Value(ctx, field, obj.Type, func(ctx context.Context, selections ast.SelectionSet, v model.ItemEventType) graphql.Marshaler {
-		return ec.marshalNItemEventType2githubᚗcomᚋacmeᚋitemsvcᚋgraphᚋmodelᚐItemEventType(ctx, selections, v)
-	})
+	return &obj.Type
 
 }
 func (ec *executionContext) fieldContext_ItemEvent_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
