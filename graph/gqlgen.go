@@ -7,7 +7,12 @@
 //   - every list of objects marshalled by serial.MarshalSlice instead of
 //     graphql.MarshalSliceConcurrently;
 //   - every scalar field read straight from its object by serial.Value
-//     instead of graphql.ResolveField;
+//     instead of graphql.ResolveField, and strings, times and enums of a
+//     loaded object through a pointer to them (serial.String, serial.Time,
+//     &obj.Field), which costs no allocation;
+//   - every object field read straight from its object by serial.Field;
+//   - the edge fields of objects (resolvers gqlgen runs in a goroutine
+//     each) resolved in place, ent's field collection having loaded them;
 //   - every object's resolved fields written by serial.Object instead of
 //     gqlgen's FieldSet, with the deferred-fragment bookkeeping done only
 //     when a fragment can be deferred, and no FieldSet at all for an object

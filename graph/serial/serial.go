@@ -1,10 +1,17 @@
-// Package serial marshals GraphQL lists element by element on the calling
-// goroutine. gqlgen's generated code marshals every list of objects with
-// graphql.MarshalSliceConcurrently, one goroutine per element; here every
-// list is already loaded when it is marshalled (ent eager-loads the edges a
-// query selects), so those goroutines only cost: starting them, growing
-// their stacks and waiting for them made a page of 20 items markedly slower.
-// The generator (graph/gqlgen) points the generated code here instead.
+// Package serial holds the fast paths the generator (graph/gqlgen.go) points
+// gqlgen's generated executor at, each with the same output and error
+// behaviour as the gqlgen code it replaces.
+//
+// They rest on one fact of this server: by the time a field is marshalled,
+// its data is loaded (ent's field collection eager-loads the edges a query
+// selects). gqlgen's general machinery (a goroutine per list element and per
+// edge field, a context, closures and a boxed value per field, a FieldSet
+// with a map per object) only costs then; for a page of 20 items it made
+// GraphQL about half as fast as the same REST list. MarshalSlice marshals
+// lists element by element on the calling goroutine; Value, Field, String
+// and Time resolve fields read straight from their object; Object and
+// Fields write an object's fields; CollectFields and Buffer cache per
+// operation and per response.
 package serial
 
 import (
