@@ -187,10 +187,7 @@ func (s *Subscription) Next(ctx context.Context) (Event, error) {
 // TryNext returns the next event if one is at hand (replayed, or live and
 // waiting), without blocking: a writer drains these before it flushes.
 func (s *Subscription) TryNext() (Event, bool) {
-	if len(s.pending) > 0 {
-		ev := s.pending[0]
-		s.pending = s.pending[1:]
-		s.pos = ev.Seq
+	if ev, ok := s.popPending(); ok {
 		return ev, true
 	}
 	if !s.caughtUp {
@@ -199,15 +196,34 @@ func (s *Subscription) TryNext() (Event, bool) {
 	for {
 		select {
 		case ev := <-s.live:
-			if ev.Seq <= s.pos {
-				continue
+			if s.advance(ev) {
+				return ev, true
 			}
-			s.pos = ev.Seq
-			return ev, true
 		default:
 			return Event{}, false
 		}
 	}
+}
+
+// popPending takes the next replayed event, if any.
+func (s *Subscription) popPending() (Event, bool) {
+	if len(s.pending) == 0 {
+		return Event{}, false
+	}
+	ev := s.pending[0]
+	s.pending = s.pending[1:]
+	s.pos = ev.Seq
+	return ev, true
+}
+
+// advance moves the subscription to a live event, unless it was replayed
+// already (its seq is not past the position).
+func (s *Subscription) advance(ev Event) bool {
+	if ev.Seq <= s.pos {
+		return false
+	}
+	s.pos = ev.Seq
+	return true
 }
 
 // NextOrCheck is Next that also returns ErrCheck when check fires while it
@@ -215,10 +231,7 @@ func (s *Subscription) TryNext() (Event, bool) {
 // and ErrIdle when idle does (the caller sends a keep-alive).
 func (s *Subscription) NextOrCheck(ctx context.Context, check, idle <-chan time.Time) (Event, error) {
 	for {
-		if len(s.pending) > 0 {
-			ev := s.pending[0]
-			s.pending = s.pending[1:]
-			s.pos = ev.Seq
+		if ev, ok := s.popPending(); ok {
 			return ev, nil
 		}
 		if !s.caughtUp {
@@ -229,11 +242,9 @@ func (s *Subscription) NextOrCheck(ctx context.Context, check, idle <-chan time.
 		}
 		select {
 		case ev := <-s.live:
-			if ev.Seq <= s.pos {
-				continue // replayed already
+			if s.advance(ev) {
+				return ev, nil
 			}
-			s.pos = ev.Seq
-			return ev, nil
 		case <-s.ended:
 			if s.err == nil {
 				return Event{}, context.Canceled
