@@ -163,14 +163,10 @@ func plainObject(fn *ast.FuncDecl, schema *gqlast.Schema) bool {
 	if call == nil {
 		return false
 	}
-	fn.Body.List[0].(*ast.ReturnStmt).Results[0] = &ast.CallExpr{
-		Fun: &ast.SelectorExpr{X: ast.NewIdent("serial"), Sel: ast.NewIdent("Field")},
-		Args: []ast.Expr{
-			call.Args[0], call.Args[1], call.Args[2], call.Args[3],
-			&ast.SelectorExpr{X: ast.NewIdent("obj"), Sel: ast.NewIdent(value)},
-			call.Args[6], call.Args[7],
-		},
-	}
+	fn.Body.List[0].(*ast.ReturnStmt).Results[0] = invoke(dot("serial", "Field"),
+		call.Args[0], call.Args[1], call.Args[2], call.Args[3],
+		dot("obj", value),
+		call.Args[6], call.Args[7])
 	return true
 }
 
@@ -268,13 +264,9 @@ func objectTail(fn *ast.FuncDecl) bool {
 	if !isCall(add, "atomic", "AddInt32") || !isCall(process, "ec", "ProcessDeferredGroup") {
 		return false
 	}
-	object := &ast.ReturnStmt{Results: []ast.Expr{&ast.CallExpr{
-		Fun: &ast.SelectorExpr{X: ast.NewIdent("serial"), Sel: ast.NewIdent("Object")},
-		Args: []ast.Expr{
-			ast.NewIdent("fields"),
-			&ast.SelectorExpr{X: ast.NewIdent("out"), Sel: ast.NewIdent("Values")},
-		},
-	}}}
+	object := &ast.ReturnStmt{Results: []ast.Expr{invoke(dot("serial", "Object"),
+		ast.NewIdent("fields"),
+		dot("out", "Values"))}}
 	if fn.Name.Name != "_Query" && fn.Name.Name != "_Mutation" && fn.Name.Name != "_Subscription" && inPlace(fn.Body) {
 		// The object's resolver fields now resolve in the loop too.
 		for _, st := range list {
@@ -306,7 +298,7 @@ func objectTail(fn *ast.FuncDecl) bool {
 	lazyDeferMap(fn.Body)
 	list[len(list)-3] = &ast.IfStmt{
 		Cond: &ast.BinaryExpr{
-			X:  &ast.CallExpr{Fun: ast.NewIdent("len"), Args: []ast.Expr{ast.NewIdent("deferLabelToView")}},
+			X:  invoke(ast.NewIdent("len"), ast.NewIdent("deferLabelToView")),
 			Op: token.GTR,
 			Y:  &ast.BasicLit{Kind: token.INT, Value: "0"},
 		},
@@ -338,7 +330,7 @@ func lazyDeferMap(body *ast.BlockStmt) {
 		for j, st := range body.List {
 			if declares(st, "deferredFieldSet") {
 				body.List[j] = &ast.DeclStmt{Decl: &ast.GenDecl{Tok: token.VAR, Specs: []ast.Spec{
-					&ast.ValueSpec{Names: []*ast.Ident{ast.NewIdent("deferredFieldSet")}, Type: &ast.StarExpr{X: &ast.SelectorExpr{X: ast.NewIdent("graphql"), Sel: ast.NewIdent("FieldSet")}}},
+					&ast.ValueSpec{Names: []*ast.Ident{ast.NewIdent("deferredFieldSet")}, Type: &ast.StarExpr{X: dot("graphql", "FieldSet")}},
 				}}}
 				lazySet = true
 			}
@@ -360,7 +352,7 @@ func lazyDeferMap(body *ast.BlockStmt) {
 				Body: &ast.BlockStmt{List: []ast.Stmt{&ast.AssignStmt{
 					Lhs: []ast.Expr{ast.NewIdent("deferLabelToView")},
 					Tok: token.ASSIGN,
-					Rhs: []ast.Expr{&ast.CallExpr{Fun: ast.NewIdent("make"), Args: []ast.Expr{mk.Args[0]}}},
+					Rhs: []ast.Expr{invoke(ast.NewIdent("make"), mk.Args[0])},
 				}}},
 			}}
 			if lazySet {
@@ -373,10 +365,7 @@ func lazyDeferMap(body *ast.BlockStmt) {
 						Body: &ast.BlockStmt{List: []ast.Stmt{&ast.AssignStmt{
 							Lhs: []ast.Expr{ast.NewIdent("deferredFieldSet")},
 							Tok: token.ASSIGN,
-							Rhs: []ast.Expr{&ast.CallExpr{
-								Fun:  &ast.SelectorExpr{X: ast.NewIdent("graphql"), Sel: ast.NewIdent("NewFieldSet")},
-								Args: []ast.Expr{ast.NewIdent("nil")},
-							}},
+							Rhs: []ast.Expr{invoke(dot("graphql", "NewFieldSet"), ast.NewIdent("nil"))},
 						}}},
 					},
 					&ast.AssignStmt{Lhs: []ast.Expr{ast.NewIdent("deferredFieldSet")}, Tok: token.DEFINE, Rhs: []ast.Expr{ast.NewIdent("deferredFieldSet")}},
@@ -406,10 +395,7 @@ func defers(body *ast.BlockStmt) bool {
 
 // newFields is `serial.NewFields(len(fields))`.
 func newFields() ast.Expr {
-	return &ast.CallExpr{
-		Fun:  &ast.SelectorExpr{X: ast.NewIdent("serial"), Sel: ast.NewIdent("NewFields")},
-		Args: []ast.Expr{&ast.CallExpr{Fun: ast.NewIdent("len"), Args: []ast.Expr{ast.NewIdent("fields")}}},
-	}
+	return invoke(dot("serial", "NewFields"), invoke(ast.NewIdent("len"), ast.NewIdent("fields")))
 }
 
 // inPlace rewrites, in an object marshaller (not a root type's), every
@@ -488,7 +474,7 @@ func inPlace(body *ast.BlockStmt) bool {
 				continue
 			}
 			list[i] = &ast.AssignStmt{
-				Lhs: []ast.Expr{&ast.IndexExpr{X: &ast.SelectorExpr{X: ast.NewIdent("out"), Sel: ast.NewIdent("Values")}, Index: call.Args[0]}},
+				Lhs: []ast.Expr{&ast.IndexExpr{X: dot("out", "Values"), Index: call.Args[0]}},
 				Tok: token.ASSIGN,
 				Rhs: []ast.Expr{ret.Results[0]},
 			}
@@ -571,7 +557,7 @@ func responseBuffers(f *ast.File) int {
 			block.List[i] = &ast.AssignStmt{
 				Lhs: []ast.Expr{ast.NewIdent("buf")},
 				Tok: token.DEFINE,
-				Rhs: []ast.Expr{&ast.CallExpr{Fun: &ast.SelectorExpr{X: ast.NewIdent("serial"), Sel: ast.NewIdent("Buffer")}}},
+				Rhs: []ast.Expr{invoke(dot("serial", "Buffer"))},
 			}
 			call.Args[0] = ast.NewIdent("buf")
 			n++
@@ -579,6 +565,16 @@ func responseBuffers(f *ast.File) int {
 		return true
 	})
 	return n
+}
+
+// dot is the expression x.name.
+func dot(x, name string) *ast.SelectorExpr {
+	return &ast.SelectorExpr{X: ast.NewIdent(x), Sel: ast.NewIdent(name)}
+}
+
+// invoke is the call fun(args…).
+func invoke(fun ast.Expr, args ...ast.Expr) *ast.CallExpr {
+	return &ast.CallExpr{Fun: fun, Args: args}
 }
 
 // isIdent reports whether e is the identifier name.
@@ -625,12 +621,12 @@ func plainScalar(fn *ast.FuncDecl, schema *gqlast.Schema, identities map[string]
 	}
 	// New nodes without positions, so that the printer lays the call out on
 	// one line rather than where the dropped arguments were.
-	ref := &ast.UnaryExpr{Op: token.AND, X: &ast.SelectorExpr{X: ast.NewIdent("obj"), Sel: ast.NewIdent(value)}}
+	ref := &ast.UnaryExpr{Op: token.AND, X: dot("obj", value)}
 	var result ast.Expr
 	switch marshaller(call.Args[6]) {
 	case "marshalNString2string", "marshalNID2string":
 		if objPointer(fn) {
-			result = &ast.CallExpr{Fun: &ast.SelectorExpr{X: ast.NewIdent("serial"), Sel: ast.NewIdent("String")}, Args: []ast.Expr{ref}}
+			result = invoke(dot("serial", "String"), ref)
 		}
 	default:
 		if identities[marshaller(call.Args[6])] && objPointer(fn) {
@@ -640,21 +636,14 @@ func plainScalar(fn *ast.FuncDecl, schema *gqlast.Schema, identities map[string]
 		}
 	case "marshalNTime2timeᚐTime":
 		if objPointer(fn) {
-			result = &ast.CallExpr{
-				Fun:  &ast.SelectorExpr{X: ast.NewIdent("serial"), Sel: ast.NewIdent("Time")},
-				Args: []ast.Expr{ast.NewIdent("ctx"), ast.NewIdent("field"), ref, call.Args[6]},
-			}
+			result = invoke(dot("serial", "Time"), ast.NewIdent("ctx"), ast.NewIdent("field"), ref, call.Args[6])
 		}
 	}
 	if result == nil {
-		result = &ast.CallExpr{
-			Fun: &ast.SelectorExpr{X: ast.NewIdent("serial"), Sel: ast.NewIdent("Value")},
-			Args: []ast.Expr{
-				ast.NewIdent("ctx"), ast.NewIdent("field"),
-				&ast.SelectorExpr{X: ast.NewIdent("obj"), Sel: ast.NewIdent(value)},
-				call.Args[6],
-			},
-		}
+		result = invoke(dot("serial", "Value"),
+			ast.NewIdent("ctx"), ast.NewIdent("field"),
+			dot("obj", value),
+			call.Args[6])
 	}
 	fn.Body.List[0].(*ast.ReturnStmt).Results[0] = result
 	return true
