@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/errcode"
@@ -106,13 +105,6 @@ func responseMediaType(accept string) string {
 	return mediaGraphQLResponse
 }
 
-// buffers are reused between responses: a page of items is a few
-// kilobytes, written in one call.
-var buffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
-
-// maxPooledBuffer keeps a rare large response's buffer out of the pool.
-const maxPooledBuffer = 64 << 10
-
 // writeResponse writes resp as json.Marshal would, in the same member
 // order, but with the data copied as it is: the executor wrote it as JSON.
 // (json.Marshal would also rewrite <, > and & inside its strings as \u003c
@@ -128,13 +120,10 @@ func writeResponse(w io.Writer, resp *graphql.Response) {
 		_, _ = w.Write(b)
 		return
 	}
-	buf := buffers.Get().(*bytes.Buffer)
-	defer func() {
-		if buf.Cap() <= maxPooledBuffer {
-			buf.Reset()
-			buffers.Put(buf)
-		}
-	}()
+	// The whole response is written in one call, from a buffer of the
+	// pool the executor's data comes from.
+	buf := serial.Buffer()
+	defer func() { serial.Release(buf.Bytes()) }()
 	enc := json.NewEncoder(buf)
 	buf.WriteByte('{')
 	if len(resp.Errors) > 0 {

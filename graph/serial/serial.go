@@ -136,10 +136,10 @@ var buffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 // maxPooled keeps a rare large response's buffer out of the pool.
 const maxPooled = 64 << 10
 
-// Buffer returns an empty buffer from the pool, for the generated executor
-// to write a response's data into (graph/gqlgen.go points it here). The
-// data it ends up holding is the response's: give it back with Release
-// once the response is written, or let the garbage collector have it.
+// Buffer returns an empty buffer from the pool: the generated executor
+// writes a response's data into one (graph/gqlgen.go points it here), the
+// POST transport the whole response. Give what it ends up holding back
+// with Release once nothing reads it, or let the garbage collector have it.
 func Buffer() *bytes.Buffer {
 	return buffers.Get().(*bytes.Buffer)
 }
