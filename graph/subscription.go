@@ -24,6 +24,7 @@ import (
 	"github.com/acme/itemsvc/internal/resource"
 	"github.com/acme/itemsvc/internal/service"
 	"github.com/acme/itemsvc/internal/viewer"
+	"github.com/acme/itemsvc/rest"
 )
 
 // Subscriptions run over graphql-ws (WebSocket) and Server-Sent Events. A
@@ -59,7 +60,7 @@ func websocketTransport(svc *service.Service, origins []string) wsTransport {
 			if h == "" {
 				return ctx, nil, nil // anonymous: only login and introspection
 			}
-			token, ok := strings.CutPrefix(strings.TrimSpace(h), "Bearer ")
+			token, ok := rest.Bearer(h)
 			if !ok {
 				return ctx, nil, apperr.Unauthorized("connection_init's Authorization must be Bearer <token>")
 			}
@@ -90,8 +91,8 @@ func tokenFrom(ctx context.Context) string {
 
 // streamToken puts the request's bearer token in its context (SSE).
 func streamToken(c *gin.Context) {
-	if t, ok := strings.CutPrefix(c.GetHeader("Authorization"), "Bearer "); ok {
-		c.Request = c.Request.WithContext(withToken(c.Request.Context(), strings.TrimSpace(t)))
+	if t, ok := rest.Bearer(c.GetHeader("Authorization")); ok {
+		c.Request = c.Request.WithContext(withToken(c.Request.Context(), t))
 	}
 }
 

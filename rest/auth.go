@@ -45,7 +45,7 @@ func login(svc *service.Service) gin.HandlerFunc {
 // viewer in the request context. It is shared by /v1 and /graphql.
 func Authenticate(svc *service.Service) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		token, ok := bearer(c.GetHeader("Authorization"))
+		token, ok := Bearer(c.GetHeader("Authorization"))
 		if !ok {
 			renderError(c, apperr.Unauthorized("an Authorization: Bearer <token> header is required"))
 			return
@@ -60,8 +60,8 @@ func Authenticate(svc *service.Service) gin.HandlerFunc {
 	}
 }
 
-// bearer extracts the token of an "Authorization: Bearer <token>" header.
-func bearer(h string) (string, bool) {
+// Bearer extracts the token of an "Authorization: Bearer <token>" header.
+func Bearer(h string) (string, bool) {
 	scheme, token, ok := strings.Cut(strings.TrimSpace(h), " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
 		return "", false

@@ -89,7 +89,7 @@ func (h eventsHandler) stream(c *gin.Context) {
 		}
 		p.Types = types
 	}
-	p.Token, _ = bearer(c.GetHeader("Authorization"))
+	p.Token, _ = Bearer(c.GetHeader("Authorization"))
 	// The request's deadline (REQUEST_TIMEOUT) does not hold the stream:
 	// deadline() leaves streams out; the hub bounds each of its queries.
 	ctx := c.Request.Context()
