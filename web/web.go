@@ -6,20 +6,55 @@
 package web
 
 import (
-	"bytes"
 	"embed"
-	"html/template"
+	"fmt"
+	"html"
 	"net/http"
+	"regexp"
 	"sync"
 )
 
 //go:embed pages/*.html
 var pageFS embed.FS
 
-var pageTemplates = template.Must(template.New("").Funcs(template.FuncMap{
-	"asset":  assetURL,
-	"vendor": vendorURL,
-}).ParseFS(pageFS, "pages/*.html"))
+// A page names its assets {{asset "playground.js"}} or
+// {{vendor "graphiql/graphiql.min.js"}} and its values {{.Endpoint}}; that
+// is all the templating the pages need, so they are filled in here rather
+// than by html/template, whose reflective method calls would keep every
+// method of every type in the binary (the linker cannot prune any once
+// reflect.Value.MethodByName is reachable: several MB).
+var placeholder = regexp.MustCompile(`\{\{(?:(asset|vendor) "([^"]+)"|\.(\w+))\}\}`)
+
+// render fills in a page's placeholders, HTML-escaped; an unknown asset or
+// value is an error.
+func render(name string, values map[string]string) ([]byte, error) {
+	src, err := pageFS.ReadFile("pages/" + name)
+	if err != nil {
+		return nil, err
+	}
+	var firstErr error
+	out := placeholder.ReplaceAllStringFunc(string(src), func(m string) string {
+		sub := placeholder.FindStringSubmatch(m)
+		var v string
+		var err error
+		switch {
+		case sub[1] == "asset":
+			v, err = assetURL(sub[2])
+		case sub[1] == "vendor":
+			v, err = vendorURL(sub[2])
+		default:
+			var ok bool
+			if v, ok = values[sub[3]]; !ok {
+				err = fmt.Errorf("web: %s has no value %s", name, sub[3])
+			}
+		}
+		if err != nil && firstErr == nil {
+			firstErr = err
+		}
+		return html.EscapeString(v)
+	})
+	return []byte(out), firstErr
+}
 
 // The pages' policies allow the server's own scripts, styles and requests
 // and nothing else: no inline or foreign script, no framing, no form posts.
@@ -44,26 +79,26 @@ const (
 // (kept in the tab's sessionStorage only), GraphiQL sending that token, and
 // example queries.
 func Playground(endpoint string) http.Handler {
-	return page("playground.html", PlaygroundCSP, struct{ Endpoint string }{endpoint})
+	return page("playground.html", PlaygroundCSP, map[string]string{"Endpoint": endpoint})
 }
 
 // Docs returns the API docs page: Redoc rendering the OpenAPI document at
 // specURL ("/v1/openapi.json").
 func Docs(specURL string) http.Handler {
-	return page("docs.html", DocsCSP, struct{ SpecURL string }{specURL})
+	return page("docs.html", DocsCSP, map[string]string{"SpecURL": specURL})
 }
 
 // page renders a page once, on its first visit (rendering hashes the
 // bundles it names, which a server nobody browses need not do); it names its
 // assets by content hash, so it is revalidated on each visit (it is small)
 // while they are cached for good.
-func page(name, csp string, data any) http.Handler {
+func page(name, csp string, values map[string]string) http.Handler {
 	body := sync.OnceValue(func() []byte {
-		var buf bytes.Buffer
-		if err := pageTemplates.ExecuteTemplate(&buf, name, data); err != nil {
-			panic("web: render " + name + ": " + err.Error()) // the templates and assets are embedded
+		b, err := render(name, values)
+		if err != nil {
+			panic("web: render " + name + ": " + err.Error()) // the pages and assets are embedded
 		}
-		return buf.Bytes()
+		return b
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
