@@ -39,8 +39,8 @@ func (TimeMixin) Fields() []ent.Field {
 
 // Annotations of the mixin: its type, for the generated runtime to take its
 // hooks from (package named).
-func (TimeMixin) Annotations() []schema.Annotation {
-	return []schema.Annotation{named.Mixin(TimeMixin{})}
+func (m TimeMixin) Annotations() []schema.Annotation {
+	return []schema.Annotation{named.Mixin(m)}
 }
 
 // Hooks of the mixin: a new row's updated_at is exactly its created_at, not a
