@@ -11,6 +11,11 @@
 // schema clients introspect is the API and nothing of the Go bindings. Those
 // bindings are in gqlgen.yml instead, which the hook checks.
 //
+// The generated ent/runtime sets field defaults and validators by name rather
+// than by evaluating the schemas' Fields() (template/runtime.tmpl,
+// entc_runtime.go, package schema/named), so that the server does not
+// link the field builders.
+//
 // The server must not link code generators (cmd/server's TestNoCodegenDeps).
 // entgql keeps the helpers generated code uses at run time (cursors, page
 // info, order direction, transactions) in the package of its generator, so
@@ -76,6 +81,8 @@ func main() {
 		},
 		Templates: []*gen.Template{
 			gen.MustParse(gen.NewTemplate("pulid").ParseFiles("template/pulid.tmpl")),
+			// Replaces ent's runtime/register (entc_runtime.go).
+			gen.MustParse(gen.NewTemplate("named-runtime").Funcs(runtimeFuncs).ParseFiles("template/runtime.tmpl")),
 		},
 	}, entc.Extensions(ex), entc.BuildTags("entc"))
 	if err != nil {

@@ -1,5 +1,6 @@
 // Package ent holds the generated data layer; its hand-written sources are
-// schema/** and entc.go. Run `go generate ./...` after changing a schema.
+// schema/**, entc.go, entc_runtime.go and template/. Run `go generate ./...`
+// after changing a schema.
 package ent
 
-//go:generate go run entc.go
+//go:generate go run entc.go entc_runtime.go

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bufio"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -41,5 +44,51 @@ func TestNoCodegenDeps(t *testing.T) {
 				t.Errorf("the server imports %s; find the importer with `go list -deps -f '{{.ImportPath}}: {{.Imports}}' ./cmd/server`", dep)
 			}
 		}
+	}
+}
+
+// TestNoReflectMethodMarking: nothing in the server calls reflect's
+// Type.Method or MethodByName (or Value.Method...) with a non-constant
+// argument. One such call, anywhere reachable, makes the linker keep every
+// exported method of every type in the binary, because any might be looked
+// up by name: about 15 MB of binary and 5 MiB of resident memory at start
+// (issue 14). The linker names such functions <ReflectMethod> in its
+// dependency dump; the first one listed is the culprit, the rest follow from
+// it. Past culprits: html/template (web/), and ent's generated runtime
+// evaluating the schemas' Fields() (ent/schema/named says how it is kept out).
+func TestNoReflectMethodMarking(t *testing.T) {
+	if testing.Short() {
+		t.Skip("links the server (-short)")
+	}
+	cmd := exec.Command("go", "build", "-trimpath", "-tags", "nomsgpack", "-ldflags=-dumpdep", "-o", filepath.Join(t.TempDir(), "server"), ".")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // as `make build`
+	dump, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var marked []string
+	lines := 0
+	sc := bufio.NewScanner(dump)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for sc.Scan() {
+		lines++
+		if line := sc.Text(); strings.Contains(line, "<ReflectMethod>") && len(marked) < 5 {
+			marked = append(marked, line)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("go build -ldflags=-dumpdep: %v", err)
+	}
+	if lines < 10000 {
+		t.Fatalf("the linker's dependency dump has %d lines; has -dumpdep changed?", lines)
+	}
+	if len(marked) > 0 {
+		t.Errorf("the linker keeps every exported method, because of (first is the root):\n%s\nfind who reaches it in the output of\n  go build -trimpath -tags nomsgpack -ldflags=-dumpdep -o /dev/null ./cmd/server", strings.Join(marked, "\n"))
 	}
 }

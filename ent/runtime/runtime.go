@@ -4,7 +4,6 @@ package runtime
 
 import (
 	"context"
-	"time"
 
 	"github.com/acme/itemsvc/ent/apikey"
 	"github.com/acme/itemsvc/ent/delivery"
@@ -13,6 +12,8 @@ import (
 	"github.com/acme/itemsvc/ent/item"
 	"github.com/acme/itemsvc/ent/itemcount"
 	"github.com/acme/itemsvc/ent/schema"
+	named "github.com/acme/itemsvc/ent/schema/named"
+	pulid "github.com/acme/itemsvc/ent/schema/pulid"
 	"github.com/acme/itemsvc/ent/setting"
 	"github.com/acme/itemsvc/ent/user"
 	"github.com/acme/itemsvc/ent/webhookendpoint"
@@ -21,12 +22,22 @@ import (
 	"entgo.io/ent/privacy"
 )
 
-// The init function reads all schema descriptors with runtime code
-// (default values, validators, hooks and policies) and stitches it
-// to their package variables.
+// schemaPolicy hands a schema's policy to privacy.NewPolicies. Passing the
+// schema value itself would convert it to an interface, and the linker then
+// keeps everything its type can reach by reflection: through ent.Schema's
+// Fields() down to field.RType, whose Implements method calls
+// reflect.Type.Method and so keeps every exported method of every type.
+type schemaPolicy struct{ policy ent.Policy }
+
+// Policy returns the schema's policy.
+func (p schemaPolicy) Policy() ent.Policy { return p.policy }
+
+// The init function stitches the schemas' runtime code (default values,
+// validators, hooks and policies) to their package variables, by the names
+// ent/schema records (package ent/schema/named) rather than through the
+// schemas' Fields() and Mixin().
 func init() {
-	apikeyMixin := schema.APIKey{}.Mixin()
-	apikey.Policy = privacy.NewPolicies(schema.APIKey{})
+	apikey.Policy = privacy.NewPolicies(schemaPolicy{schema.APIKey{}.Policy()})
 	apikey.Hooks[0] = func(next ent.Mutator) ent.Mutator {
 		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
 			if err := apikey.Policy.EvalMutation(ctx, m); err != nil {
@@ -35,33 +46,21 @@ func init() {
 			return next.Mutate(ctx, m)
 		})
 	}
-	apikeyMixinHooks1 := apikeyMixin[1].Hooks()
+	apikeyMixinHooks1 := schema.TimeMixin{}.Hooks()
 
 	apikey.Hooks[1] = apikeyMixinHooks1[0]
-	apikeyMixinFields0 := apikeyMixin[0].Fields()
-	_ = apikeyMixinFields0
-	apikeyMixinFields1 := apikeyMixin[1].Fields()
-	_ = apikeyMixinFields1
-	apikeyFields := schema.APIKey{}.Fields()
-	_ = apikeyFields
-	// apikeyDescCreatedAt is the schema descriptor for created_at field.
-	apikeyDescCreatedAt := apikeyMixinFields1[0].Descriptor()
 	// apikey.DefaultCreatedAt holds the default value on creation for the created_at field.
-	apikey.DefaultCreatedAt = apikeyDescCreatedAt.Default.(func() time.Time)
-	// apikeyDescUpdatedAt is the schema descriptor for updated_at field.
-	apikeyDescUpdatedAt := apikeyMixinFields1[1].Descriptor()
+	apikey.DefaultCreatedAt = schema.Now
 	// apikey.DefaultUpdatedAt holds the default value on creation for the updated_at field.
-	apikey.DefaultUpdatedAt = apikeyDescUpdatedAt.Default.(func() time.Time)
+	apikey.DefaultUpdatedAt = schema.Now
 	// apikey.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
-	apikey.UpdateDefaultUpdatedAt = apikeyDescUpdatedAt.UpdateDefault.(func() time.Time)
-	// apikeyDescID is the schema descriptor for id field.
-	apikeyDescID := apikeyMixinFields0[0].Descriptor()
+	apikey.UpdateDefaultUpdatedAt = schema.Now
 	// apikey.DefaultID holds the default value on creation for the id field.
-	apikey.DefaultID = apikeyDescID.Default.(func() string)
+	apikey.DefaultID = func() string { return pulid.New("key_") }
 	// apikey.IDValidator is a validator for the "id" field. It is called by the builders before save.
-	apikey.IDValidator = apikeyDescID.Validators[0].(func(string) error)
-	deliveryMixin := schema.Delivery{}.Mixin()
-	delivery.Policy = privacy.NewPolicies(schema.Delivery{})
+	apikey.IDValidator = named.NotEmpty
+
+	delivery.Policy = privacy.NewPolicies(schemaPolicy{schema.Delivery{}.Policy()})
 	delivery.Hooks[0] = func(next ent.Mutator) ent.Mutator {
 		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
 			if err := delivery.Policy.EvalMutation(ctx, m); err != nil {
@@ -70,37 +69,23 @@ func init() {
 			return next.Mutate(ctx, m)
 		})
 	}
-	deliveryMixinHooks1 := deliveryMixin[1].Hooks()
+	deliveryMixinHooks1 := schema.TimeMixin{}.Hooks()
 
 	delivery.Hooks[1] = deliveryMixinHooks1[0]
-	deliveryMixinFields0 := deliveryMixin[0].Fields()
-	_ = deliveryMixinFields0
-	deliveryMixinFields1 := deliveryMixin[1].Fields()
-	_ = deliveryMixinFields1
-	deliveryFields := schema.Delivery{}.Fields()
-	_ = deliveryFields
-	// deliveryDescCreatedAt is the schema descriptor for created_at field.
-	deliveryDescCreatedAt := deliveryMixinFields1[0].Descriptor()
 	// delivery.DefaultCreatedAt holds the default value on creation for the created_at field.
-	delivery.DefaultCreatedAt = deliveryDescCreatedAt.Default.(func() time.Time)
-	// deliveryDescUpdatedAt is the schema descriptor for updated_at field.
-	deliveryDescUpdatedAt := deliveryMixinFields1[1].Descriptor()
+	delivery.DefaultCreatedAt = schema.Now
 	// delivery.DefaultUpdatedAt holds the default value on creation for the updated_at field.
-	delivery.DefaultUpdatedAt = deliveryDescUpdatedAt.Default.(func() time.Time)
+	delivery.DefaultUpdatedAt = schema.Now
 	// delivery.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
-	delivery.UpdateDefaultUpdatedAt = deliveryDescUpdatedAt.UpdateDefault.(func() time.Time)
-	// deliveryDescAttempts is the schema descriptor for attempts field.
-	deliveryDescAttempts := deliveryFields[3].Descriptor()
+	delivery.UpdateDefaultUpdatedAt = schema.Now
 	// delivery.DefaultAttempts holds the default value on creation for the attempts field.
-	delivery.DefaultAttempts = deliveryDescAttempts.Default.(int)
-	// deliveryDescID is the schema descriptor for id field.
-	deliveryDescID := deliveryMixinFields0[0].Descriptor()
+	delivery.DefaultAttempts = 0
 	// delivery.DefaultID holds the default value on creation for the id field.
-	delivery.DefaultID = deliveryDescID.Default.(func() string)
+	delivery.DefaultID = func() string { return pulid.New("dlv_") }
 	// delivery.IDValidator is a validator for the "id" field. It is called by the builders before save.
-	delivery.IDValidator = deliveryDescID.Validators[0].(func(string) error)
-	deliveryattemptMixin := schema.DeliveryAttempt{}.Mixin()
-	deliveryattempt.Policy = privacy.NewPolicies(schema.DeliveryAttempt{})
+	delivery.IDValidator = named.NotEmpty
+
+	deliveryattempt.Policy = privacy.NewPolicies(schemaPolicy{schema.DeliveryAttempt{}.Policy()})
 	deliveryattempt.Hooks[0] = func(next ent.Mutator) ent.Mutator {
 		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
 			if err := deliveryattempt.Policy.EvalMutation(ctx, m); err != nil {
@@ -109,37 +94,23 @@ func init() {
 			return next.Mutate(ctx, m)
 		})
 	}
-	deliveryattemptMixinHooks1 := deliveryattemptMixin[1].Hooks()
+	deliveryattemptMixinHooks1 := schema.TimeMixin{}.Hooks()
 
 	deliveryattempt.Hooks[1] = deliveryattemptMixinHooks1[0]
-	deliveryattemptMixinFields0 := deliveryattemptMixin[0].Fields()
-	_ = deliveryattemptMixinFields0
-	deliveryattemptMixinFields1 := deliveryattemptMixin[1].Fields()
-	_ = deliveryattemptMixinFields1
-	deliveryattemptFields := schema.DeliveryAttempt{}.Fields()
-	_ = deliveryattemptFields
-	// deliveryattemptDescCreatedAt is the schema descriptor for created_at field.
-	deliveryattemptDescCreatedAt := deliveryattemptMixinFields1[0].Descriptor()
 	// deliveryattempt.DefaultCreatedAt holds the default value on creation for the created_at field.
-	deliveryattempt.DefaultCreatedAt = deliveryattemptDescCreatedAt.Default.(func() time.Time)
-	// deliveryattemptDescUpdatedAt is the schema descriptor for updated_at field.
-	deliveryattemptDescUpdatedAt := deliveryattemptMixinFields1[1].Descriptor()
+	deliveryattempt.DefaultCreatedAt = schema.Now
 	// deliveryattempt.DefaultUpdatedAt holds the default value on creation for the updated_at field.
-	deliveryattempt.DefaultUpdatedAt = deliveryattemptDescUpdatedAt.Default.(func() time.Time)
+	deliveryattempt.DefaultUpdatedAt = schema.Now
 	// deliveryattempt.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
-	deliveryattempt.UpdateDefaultUpdatedAt = deliveryattemptDescUpdatedAt.UpdateDefault.(func() time.Time)
-	// deliveryattemptDescError is the schema descriptor for error field.
-	deliveryattemptDescError := deliveryattemptFields[3].Descriptor()
+	deliveryattempt.UpdateDefaultUpdatedAt = schema.Now
 	// deliveryattempt.DefaultError holds the default value on creation for the error field.
-	deliveryattempt.DefaultError = deliveryattemptDescError.Default.(string)
-	// deliveryattemptDescID is the schema descriptor for id field.
-	deliveryattemptDescID := deliveryattemptMixinFields0[0].Descriptor()
+	deliveryattempt.DefaultError = ""
 	// deliveryattempt.DefaultID holds the default value on creation for the id field.
-	deliveryattempt.DefaultID = deliveryattemptDescID.Default.(func() string)
+	deliveryattempt.DefaultID = func() string { return pulid.New("att_") }
 	// deliveryattempt.IDValidator is a validator for the "id" field. It is called by the builders before save.
-	deliveryattempt.IDValidator = deliveryattemptDescID.Validators[0].(func(string) error)
-	eventMixin := schema.Event{}.Mixin()
-	event.Policy = privacy.NewPolicies(schema.Event{})
+	deliveryattempt.IDValidator = named.NotEmpty
+
+	event.Policy = privacy.NewPolicies(schemaPolicy{schema.Event{}.Policy()})
 	event.Hooks[0] = func(next ent.Mutator) ent.Mutator {
 		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
 			if err := event.Policy.EvalMutation(ctx, m); err != nil {
@@ -148,33 +119,21 @@ func init() {
 			return next.Mutate(ctx, m)
 		})
 	}
-	eventMixinHooks1 := eventMixin[1].Hooks()
+	eventMixinHooks1 := schema.TimeMixin{}.Hooks()
 
 	event.Hooks[1] = eventMixinHooks1[0]
-	eventMixinFields0 := eventMixin[0].Fields()
-	_ = eventMixinFields0
-	eventMixinFields1 := eventMixin[1].Fields()
-	_ = eventMixinFields1
-	eventFields := schema.Event{}.Fields()
-	_ = eventFields
-	// eventDescCreatedAt is the schema descriptor for created_at field.
-	eventDescCreatedAt := eventMixinFields1[0].Descriptor()
 	// event.DefaultCreatedAt holds the default value on creation for the created_at field.
-	event.DefaultCreatedAt = eventDescCreatedAt.Default.(func() time.Time)
-	// eventDescUpdatedAt is the schema descriptor for updated_at field.
-	eventDescUpdatedAt := eventMixinFields1[1].Descriptor()
+	event.DefaultCreatedAt = schema.Now
 	// event.DefaultUpdatedAt holds the default value on creation for the updated_at field.
-	event.DefaultUpdatedAt = eventDescUpdatedAt.Default.(func() time.Time)
+	event.DefaultUpdatedAt = schema.Now
 	// event.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
-	event.UpdateDefaultUpdatedAt = eventDescUpdatedAt.UpdateDefault.(func() time.Time)
-	// eventDescID is the schema descriptor for id field.
-	eventDescID := eventMixinFields0[0].Descriptor()
+	event.UpdateDefaultUpdatedAt = schema.Now
 	// event.DefaultID holds the default value on creation for the id field.
-	event.DefaultID = eventDescID.Default.(func() string)
+	event.DefaultID = func() string { return pulid.New("evt_") }
 	// event.IDValidator is a validator for the "id" field. It is called by the builders before save.
-	event.IDValidator = eventDescID.Validators[0].(func(string) error)
-	itemMixin := schema.Item{}.Mixin()
-	item.Policy = privacy.NewPolicies(schema.Item{})
+	event.IDValidator = named.NotEmpty
+
+	item.Policy = privacy.NewPolicies(schemaPolicy{schema.Item{}.Policy()})
 	item.Hooks[0] = func(next ent.Mutator) ent.Mutator {
 		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
 			if err := item.Policy.EvalMutation(ctx, m); err != nil {
@@ -183,7 +142,7 @@ func init() {
 			return next.Mutate(ctx, m)
 		})
 	}
-	itemMixinHooks1 := itemMixin[1].Hooks()
+	itemMixinHooks1 := schema.TimeMixin{}.Hooks()
 	itemHooks := schema.Item{}.Hooks()
 
 	item.Hooks[1] = itemMixinHooks1[0]
@@ -191,37 +150,22 @@ func init() {
 	item.Hooks[2] = itemHooks[0]
 
 	item.Hooks[3] = itemHooks[1]
-	itemMixinFields0 := itemMixin[0].Fields()
-	_ = itemMixinFields0
-	itemMixinFields1 := itemMixin[1].Fields()
-	_ = itemMixinFields1
-	itemFields := schema.Item{}.Fields()
-	_ = itemFields
-	// itemDescCreatedAt is the schema descriptor for created_at field.
-	itemDescCreatedAt := itemMixinFields1[0].Descriptor()
 	// item.DefaultCreatedAt holds the default value on creation for the created_at field.
-	item.DefaultCreatedAt = itemDescCreatedAt.Default.(func() time.Time)
-	// itemDescUpdatedAt is the schema descriptor for updated_at field.
-	itemDescUpdatedAt := itemMixinFields1[1].Descriptor()
+	item.DefaultCreatedAt = schema.Now
 	// item.DefaultUpdatedAt holds the default value on creation for the updated_at field.
-	item.DefaultUpdatedAt = itemDescUpdatedAt.Default.(func() time.Time)
+	item.DefaultUpdatedAt = schema.Now
 	// item.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
-	item.UpdateDefaultUpdatedAt = itemDescUpdatedAt.UpdateDefault.(func() time.Time)
-	// itemDescName is the schema descriptor for name field.
-	itemDescName := itemFields[0].Descriptor()
+	item.UpdateDefaultUpdatedAt = schema.Now
 	// item.NameValidator is a validator for the "name" field. It is called by the builders before save.
-	item.NameValidator = itemDescName.Validators[0].(func(string) error)
-	// itemDescDescription is the schema descriptor for description field.
-	itemDescDescription := itemFields[1].Descriptor()
+	item.NameValidator = named.NotEmpty
 	// item.DefaultDescription holds the default value on creation for the description field.
-	item.DefaultDescription = itemDescDescription.Default.(string)
-	// itemDescID is the schema descriptor for id field.
-	itemDescID := itemMixinFields0[0].Descriptor()
+	item.DefaultDescription = ""
 	// item.DefaultID holds the default value on creation for the id field.
-	item.DefaultID = itemDescID.Default.(func() string)
+	item.DefaultID = func() string { return pulid.New("item_") }
 	// item.IDValidator is a validator for the "id" field. It is called by the builders before save.
-	item.IDValidator = itemDescID.Validators[0].(func(string) error)
-	itemcount.Policy = privacy.NewPolicies(schema.ItemCount{})
+	item.IDValidator = named.NotEmpty
+
+	itemcount.Policy = privacy.NewPolicies(schemaPolicy{schema.ItemCount{}.Policy()})
 	itemcount.Hooks[0] = func(next ent.Mutator) ent.Mutator {
 		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
 			if err := itemcount.Policy.EvalMutation(ctx, m); err != nil {
@@ -230,14 +174,10 @@ func init() {
 			return next.Mutate(ctx, m)
 		})
 	}
-	itemcountFields := schema.ItemCount{}.Fields()
-	_ = itemcountFields
-	// itemcountDescCount is the schema descriptor for count field.
-	itemcountDescCount := itemcountFields[2].Descriptor()
 	// itemcount.DefaultCount holds the default value on creation for the count field.
-	itemcount.DefaultCount = itemcountDescCount.Default.(int)
-	settingMixin := schema.Setting{}.Mixin()
-	setting.Policy = privacy.NewPolicies(schema.Setting{})
+	itemcount.DefaultCount = 0
+
+	setting.Policy = privacy.NewPolicies(schemaPolicy{schema.Setting{}.Policy()})
 	setting.Hooks[0] = func(next ent.Mutator) ent.Mutator {
 		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
 			if err := setting.Policy.EvalMutation(ctx, m); err != nil {
@@ -246,29 +186,19 @@ func init() {
 			return next.Mutate(ctx, m)
 		})
 	}
-	settingMixinHooks0 := settingMixin[0].Hooks()
+	settingMixinHooks0 := schema.TimeMixin{}.Hooks()
 
 	setting.Hooks[1] = settingMixinHooks0[0]
-	settingMixinFields0 := settingMixin[0].Fields()
-	_ = settingMixinFields0
-	settingFields := schema.Setting{}.Fields()
-	_ = settingFields
-	// settingDescCreatedAt is the schema descriptor for created_at field.
-	settingDescCreatedAt := settingMixinFields0[0].Descriptor()
 	// setting.DefaultCreatedAt holds the default value on creation for the created_at field.
-	setting.DefaultCreatedAt = settingDescCreatedAt.Default.(func() time.Time)
-	// settingDescUpdatedAt is the schema descriptor for updated_at field.
-	settingDescUpdatedAt := settingMixinFields0[1].Descriptor()
+	setting.DefaultCreatedAt = schema.Now
 	// setting.DefaultUpdatedAt holds the default value on creation for the updated_at field.
-	setting.DefaultUpdatedAt = settingDescUpdatedAt.Default.(func() time.Time)
+	setting.DefaultUpdatedAt = schema.Now
 	// setting.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
-	setting.UpdateDefaultUpdatedAt = settingDescUpdatedAt.UpdateDefault.(func() time.Time)
-	// settingDescID is the schema descriptor for id field.
-	settingDescID := settingFields[0].Descriptor()
+	setting.UpdateDefaultUpdatedAt = schema.Now
 	// setting.IDValidator is a validator for the "id" field. It is called by the builders before save.
-	setting.IDValidator = settingDescID.Validators[0].(func(string) error)
-	userMixin := schema.User{}.Mixin()
-	user.Policy = privacy.NewPolicies(schema.User{})
+	setting.IDValidator = named.NotEmpty
+
+	user.Policy = privacy.NewPolicies(schemaPolicy{schema.User{}.Policy()})
 	user.Hooks[0] = func(next ent.Mutator) ent.Mutator {
 		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
 			if err := user.Policy.EvalMutation(ctx, m); err != nil {
@@ -277,41 +207,25 @@ func init() {
 			return next.Mutate(ctx, m)
 		})
 	}
-	userMixinHooks1 := userMixin[1].Hooks()
+	userMixinHooks1 := schema.TimeMixin{}.Hooks()
 
 	user.Hooks[1] = userMixinHooks1[0]
-	userMixinFields0 := userMixin[0].Fields()
-	_ = userMixinFields0
-	userMixinFields1 := userMixin[1].Fields()
-	_ = userMixinFields1
-	userFields := schema.User{}.Fields()
-	_ = userFields
-	// userDescCreatedAt is the schema descriptor for created_at field.
-	userDescCreatedAt := userMixinFields1[0].Descriptor()
 	// user.DefaultCreatedAt holds the default value on creation for the created_at field.
-	user.DefaultCreatedAt = userDescCreatedAt.Default.(func() time.Time)
-	// userDescUpdatedAt is the schema descriptor for updated_at field.
-	userDescUpdatedAt := userMixinFields1[1].Descriptor()
+	user.DefaultCreatedAt = schema.Now
 	// user.DefaultUpdatedAt holds the default value on creation for the updated_at field.
-	user.DefaultUpdatedAt = userDescUpdatedAt.Default.(func() time.Time)
+	user.DefaultUpdatedAt = schema.Now
 	// user.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
-	user.UpdateDefaultUpdatedAt = userDescUpdatedAt.UpdateDefault.(func() time.Time)
-	// userDescEmail is the schema descriptor for email field.
-	userDescEmail := userFields[0].Descriptor()
+	user.UpdateDefaultUpdatedAt = schema.Now
 	// user.EmailValidator is a validator for the "email" field. It is called by the builders before save.
-	user.EmailValidator = userDescEmail.Validators[0].(func(string) error)
-	// userDescName is the schema descriptor for name field.
-	userDescName := userFields[1].Descriptor()
+	user.EmailValidator = named.NotEmpty
 	// user.NameValidator is a validator for the "name" field. It is called by the builders before save.
-	user.NameValidator = userDescName.Validators[0].(func(string) error)
-	// userDescID is the schema descriptor for id field.
-	userDescID := userMixinFields0[0].Descriptor()
+	user.NameValidator = named.NotEmpty
 	// user.DefaultID holds the default value on creation for the id field.
-	user.DefaultID = userDescID.Default.(func() string)
+	user.DefaultID = func() string { return pulid.New("user_") }
 	// user.IDValidator is a validator for the "id" field. It is called by the builders before save.
-	user.IDValidator = userDescID.Validators[0].(func(string) error)
-	webhookendpointMixin := schema.WebhookEndpoint{}.Mixin()
-	webhookendpoint.Policy = privacy.NewPolicies(schema.WebhookEndpoint{})
+	user.IDValidator = named.NotEmpty
+
+	webhookendpoint.Policy = privacy.NewPolicies(schemaPolicy{schema.WebhookEndpoint{}.Policy()})
 	webhookendpoint.Hooks[0] = func(next ent.Mutator) ent.Mutator {
 		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
 			if err := webhookendpoint.Policy.EvalMutation(ctx, m); err != nil {
@@ -320,47 +234,28 @@ func init() {
 			return next.Mutate(ctx, m)
 		})
 	}
-	webhookendpointMixinHooks1 := webhookendpointMixin[1].Hooks()
+	webhookendpointMixinHooks1 := schema.TimeMixin{}.Hooks()
 
 	webhookendpoint.Hooks[1] = webhookendpointMixinHooks1[0]
-	webhookendpointMixinFields0 := webhookendpointMixin[0].Fields()
-	_ = webhookendpointMixinFields0
-	webhookendpointMixinFields1 := webhookendpointMixin[1].Fields()
-	_ = webhookendpointMixinFields1
-	webhookendpointFields := schema.WebhookEndpoint{}.Fields()
-	_ = webhookendpointFields
-	// webhookendpointDescCreatedAt is the schema descriptor for created_at field.
-	webhookendpointDescCreatedAt := webhookendpointMixinFields1[0].Descriptor()
 	// webhookendpoint.DefaultCreatedAt holds the default value on creation for the created_at field.
-	webhookendpoint.DefaultCreatedAt = webhookendpointDescCreatedAt.Default.(func() time.Time)
-	// webhookendpointDescUpdatedAt is the schema descriptor for updated_at field.
-	webhookendpointDescUpdatedAt := webhookendpointMixinFields1[1].Descriptor()
+	webhookendpoint.DefaultCreatedAt = schema.Now
 	// webhookendpoint.DefaultUpdatedAt holds the default value on creation for the updated_at field.
-	webhookendpoint.DefaultUpdatedAt = webhookendpointDescUpdatedAt.Default.(func() time.Time)
+	webhookendpoint.DefaultUpdatedAt = schema.Now
 	// webhookendpoint.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
-	webhookendpoint.UpdateDefaultUpdatedAt = webhookendpointDescUpdatedAt.UpdateDefault.(func() time.Time)
-	// webhookendpointDescDescription is the schema descriptor for description field.
-	webhookendpointDescDescription := webhookendpointFields[2].Descriptor()
+	webhookendpoint.UpdateDefaultUpdatedAt = schema.Now
 	// webhookendpoint.DefaultDescription holds the default value on creation for the description field.
-	webhookendpoint.DefaultDescription = webhookendpointDescDescription.Default.(string)
-	// webhookendpointDescEvents is the schema descriptor for events field.
-	webhookendpointDescEvents := webhookendpointFields[3].Descriptor()
+	webhookendpoint.DefaultDescription = ""
 	// webhookendpoint.DefaultEvents holds the default value on creation for the events field.
-	webhookendpoint.DefaultEvents = webhookendpointDescEvents.Default.([]string)
-	// webhookendpointDescActive is the schema descriptor for active field.
-	webhookendpointDescActive := webhookendpointFields[7].Descriptor()
+	webhookendpoint.DefaultEvents = []string{}
 	// webhookendpoint.DefaultActive holds the default value on creation for the active field.
-	webhookendpoint.DefaultActive = webhookendpointDescActive.Default.(bool)
-	// webhookendpointDescConsecutiveFailures is the schema descriptor for consecutive_failures field.
-	webhookendpointDescConsecutiveFailures := webhookendpointFields[8].Descriptor()
+	webhookendpoint.DefaultActive = true
 	// webhookendpoint.DefaultConsecutiveFailures holds the default value on creation for the consecutive_failures field.
-	webhookendpoint.DefaultConsecutiveFailures = webhookendpointDescConsecutiveFailures.Default.(int)
-	// webhookendpointDescID is the schema descriptor for id field.
-	webhookendpointDescID := webhookendpointMixinFields0[0].Descriptor()
+	webhookendpoint.DefaultConsecutiveFailures = 0
 	// webhookendpoint.DefaultID holds the default value on creation for the id field.
-	webhookendpoint.DefaultID = webhookendpointDescID.Default.(func() string)
+	webhookendpoint.DefaultID = func() string { return pulid.New("whk_") }
 	// webhookendpoint.IDValidator is a validator for the "id" field. It is called by the builders before save.
-	webhookendpoint.IDValidator = webhookendpointDescID.Validators[0].(func(string) error)
+	webhookendpoint.IDValidator = named.NotEmpty
+
 }
 
 const (

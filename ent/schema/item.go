@@ -7,6 +7,7 @@ import (
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
 	"github.com/acme/itemsvc/ent/schema/entgql"
+	"github.com/acme/itemsvc/ent/schema/named"
 
 	"github.com/acme/itemsvc/ent/privacy"
 	"github.com/acme/itemsvc/ent/schema/pulid"
@@ -30,8 +31,7 @@ func (Item) Mixin() []ent.Mixin {
 // messages) by the service layer; the validators here are the last line.
 func (Item) Fields() []ent.Field {
 	return []ent.Field{
-		field.String("name").
-			NotEmpty().
+		named.Validate(field.String("name"), named.NotEmpty).
 			Annotations(entgql.OrderField("NAME")),
 		field.Text("description").
 			Default(""),

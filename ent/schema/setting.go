@@ -5,6 +5,7 @@ import (
 	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/field"
 	"github.com/acme/itemsvc/ent/schema/entgql"
+	"github.com/acme/itemsvc/ent/schema/named"
 
 	"github.com/acme/itemsvc/ent/privacy"
 )
@@ -25,9 +26,8 @@ func (Setting) Mixin() []ent.Mixin {
 // Fields of the Setting.
 func (Setting) Fields() []ent.Field {
 	return []ent.Field{
-		field.String("id").
-			Immutable().
-			NotEmpty(),
+		named.Validate(field.String("id"), named.NotEmpty).
+			Immutable(),
 		field.Text("value").
 			Sensitive(),
 	}

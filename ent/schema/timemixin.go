@@ -7,16 +7,19 @@ import (
 	"github.com/acme/itemsvc/ent/schema/entgql"
 
 	"entgo.io/ent"
+	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/mixin"
 
 	"github.com/acme/itemsvc/ent/hook"
+	"github.com/acme/itemsvc/ent/schema/named"
 )
 
-// now is the clock of stored timestamps: UTC, at the microsecond precision
+// Now is the clock of stored timestamps: UTC, at the microsecond precision
 // PostgreSQL keeps, so a value reads back exactly as it was written on both
-// databases.
-func now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
+// databases. Exported because the generated runtime assigns it by name
+// (package named).
+func Now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
 
 // TimeMixin adds created_at and updated_at; updated_at moves on every update.
 type TimeMixin struct {
@@ -26,15 +29,18 @@ type TimeMixin struct {
 // Fields of the mixin.
 func (TimeMixin) Fields() []ent.Field {
 	return []ent.Field{
-		field.Time("created_at").
+		named.Default(field.Time("created_at"), Now).
 			Immutable().
-			Default(now).
 			Annotations(entgql.OrderField("CREATED_AT")),
-		field.Time("updated_at").
-			Default(now).
-			UpdateDefault(now).
+		named.UpdateDefault(named.Default(field.Time("updated_at"), Now), Now).
 			Annotations(entgql.OrderField("UPDATED_AT")),
 	}
+}
+
+// Annotations of the mixin: its type, for the generated runtime to take its
+// hooks from (package named).
+func (m TimeMixin) Annotations() []schema.Annotation {
+	return []schema.Annotation{named.Mixin(m)}
 }
 
 // Hooks of the mixin: a new row's updated_at is exactly its created_at, not a

@@ -6,6 +6,7 @@ import (
 	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
 	"github.com/acme/itemsvc/ent/schema/entgql"
+	"github.com/acme/itemsvc/ent/schema/named"
 
 	"github.com/acme/itemsvc/ent/privacy"
 	"github.com/acme/itemsvc/ent/schema/pulid"
@@ -29,12 +30,10 @@ func (User) Mixin() []ent.Mixin {
 func (User) Fields() []ent.Field {
 	return []ent.Field{
 		// Stored lowercased by the service, so the unique index is case-insensitive.
-		field.String("email").
+		named.Validate(field.String("email"), named.NotEmpty).
 			Unique().
-			NotEmpty().
 			Annotations(entgql.OrderField("EMAIL")),
-		field.String("name").
-			NotEmpty().
+		named.Validate(field.String("name"), named.NotEmpty).
 			Annotations(entgql.OrderField("NAME")),
 		field.Enum("role").
 			Values("user", "admin").

@@ -38,7 +38,9 @@ type binaries struct {
 }
 
 // build compiles the two servers as they would be deployed: the server with
-// `make build`'s flags, the reference with the same linker flags.
+// `make build`'s flags, the reference with the same linker flags; both with
+// CGO_ENABLED=0, as `make build` does (static, no libc mapped: both SQLite
+// drivers are pure Go).
 // With profiling the server also gets the bench-only pprof listener
 // (cmd/server/pprof_bench.go).
 func build(ctx context.Context, root, work string, profiling bool) (binaries, error) {
@@ -53,6 +55,7 @@ func build(ctx context.Context, root, work string, profiling bool) (binaries, er
 	}{{b.server, "./cmd/server", tags, &b.serverSize}, {b.reference, "./bench/reference", "", &b.refSize}} {
 		cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-tags="+t.tags, "-o", t.out, t.pkg)
 		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return b, fmt.Errorf("go build %s: %w\n%s", t.pkg, err, out)
 		}

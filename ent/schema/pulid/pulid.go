@@ -12,6 +12,8 @@ import (
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/mixin"
 	"github.com/oklog/ulid/v2"
+
+	"github.com/acme/itemsvc/ent/schema/named"
 )
 
 // New returns a fresh id with the given prefix (which includes the trailing "_").
@@ -41,13 +43,15 @@ func MixinWithPrefix(prefix string) Mixin {
 	return Mixin{prefix: prefix}
 }
 
-// Fields adds the id.
+// Fields adds the id. Its default is a closure over the prefix, which
+// generated code cannot name, so the id field also carries the Annotation:
+// ent/entc_runtime.go generates the same default, New(prefix), from it.
 func (m Mixin) Fields() []ent.Field {
 	return []ent.Field{
-		field.String("id").
+		named.Validate(field.String("id"), named.NotEmpty).
 			Immutable().
-			NotEmpty().
-			DefaultFunc(func() string { return New(m.prefix) }),
+			DefaultFunc(func() string { return New(m.prefix) }).
+			Annotations(Annotation{Prefix: m.prefix}),
 	}
 }
 
@@ -56,7 +60,9 @@ func (m Mixin) Annotations() []schema.Annotation {
 	return []schema.Annotation{Annotation{Prefix: m.prefix}}
 }
 
-// Annotation carries an entity's id prefix into code generation.
+// Annotation carries an entity's id prefix into code generation: on the
+// schema for the prefix table (template/pulid.tmpl), on the id field for its
+// default (entc_runtime.go).
 type Annotation struct {
 	Prefix string
 }
