@@ -76,6 +76,7 @@ func main() {
 		},
 		Templates: []*gen.Template{
 			gen.MustParse(gen.NewTemplate("pulid").ParseFiles("template/pulid.tmpl")),
+			gen.MustParse(gen.NewTemplate("dialect").ParseFiles("template/dialect.tmpl")),
 		},
 	}, entc.Extensions(ex), entc.BuildTags("entc"))
 	if err != nil {

@@ -132,30 +132,44 @@ const EventSeqSetting = "event_seq"
 // order is commit order (a reader that sees seq n sees every lower one that
 // will ever commit); on SQLite write transactions are serial anyway. Event
 // feeds resume from seq without gaps because of this.
+//
+// One statement, UPDATE … RETURNING, both moves the counter and reads it
+// (ent's update builder returns only a row count, and a SELECT after it was
+// a second statement in every write). It is the update ent would run, with
+// updated_at set as the Setting's UpdateDefault sets it.
 func takeEventSeq(ctx context.Context, c *gen.Client, n int) (int64, error) {
-	updated, err := c.Setting.Update().
-		Where(setting.ID(EventSeqSetting)).
-		Modify(func(u *sql.UpdateBuilder) {
-			u.Set(setting.FieldValue, sql.ExprFunc(func(b *sql.Builder) {
-				b.WriteString("CAST(CAST(").Ident(setting.FieldValue).WriteString(" AS bigint) + ").Arg(n).WriteString(" AS text)")
-			}))
-		}).
-		Save(ctx)
+	query, args := sql.Dialect(c.Dialect()).
+		Update(setting.Table).
+		Set(setting.FieldUpdatedAt, now()).
+		Set(setting.FieldValue, sql.ExprFunc(func(b *sql.Builder) {
+			b.WriteString("CAST(CAST(").Ident(setting.FieldValue).WriteString(" AS bigint) + ").Arg(n).WriteString(" AS text)")
+		})).
+		Where(sql.EQ(setting.FieldID, EventSeqSetting)).
+		Returning(setting.FieldValue).
+		Query()
+	rows, err := c.QueryContext(ctx, query, args...)
 	if err != nil {
 		return 0, fmt.Errorf("take event seq: %w", err)
 	}
-	if updated == 0 {
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return 0, fmt.Errorf("take event seq: %w", err)
+		}
 		// Only a database whose counter was removed by hand gets here:
 		// the migration that added seq created it.
 		return 0, fmt.Errorf("take event seq: setting %q is missing", EventSeqSetting)
 	}
-	v, err := c.Setting.Query().Where(setting.ID(EventSeqSetting)).Only(ctx)
-	if err != nil {
+	var v string
+	if err := rows.Scan(&v); err != nil {
 		return 0, fmt.Errorf("read event seq: %w", err)
 	}
-	last, err := strconv.ParseInt(v.Value, 10, 64)
+	if err := rows.Close(); err != nil {
+		return 0, fmt.Errorf("take event seq: %w", err)
+	}
+	last, err := strconv.ParseInt(v, 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("event seq %q: %w", v.Value, err)
+		return 0, fmt.Errorf("event seq %q: %w", v, err)
 	}
 	return last, nil
 }
