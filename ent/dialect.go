@@ -2,7 +2,14 @@
 
 package ent
 
-// Dialect is the dialect of the client's driver (dialect.SQLite or
-// dialect.Postgres), for building statements ent has no builder for (such as
-// an UPDATE … RETURNING) with entgo.io/ent/dialect/sql.
-func (c *Client) Dialect() string { return c.driver.Dialect() }
+// Dialect is the dialect of the driver (dialect.SQLite or dialect.Postgres),
+// for building statements ent has no builder for (such as an UPDATE …
+// RETURNING) with entgo.io/ent/dialect/sql. Clients and mutations have it.
+func (c *config) Dialect() string { return c.driver.Dialect() }
+
+// InTx reports whether the driver is a transaction's, as a mutation's Tx
+// does, without building the transaction's clients.
+func (c *config) InTx() bool {
+	_, ok := c.driver.(*txDriver)
+	return ok
+}

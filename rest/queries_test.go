@@ -89,6 +89,15 @@ func (t *txLog) QueryContext(ctx context.Context, query string, args ...any) (*s
 	}).QueryContext(ctx, query, args...)
 }
 
+// ExecContext records the statements the item hooks write without ent's
+// builders (an event, the counters).
+func (t *txLog) ExecContext(ctx context.Context, query string, args ...any) (stdsql.Result, error) {
+	t.log.record(query)
+	return t.Tx.(interface {
+		ExecContext(context.Context, string, ...any) (stdsql.Result, error)
+	}).ExecContext(ctx, query, args...)
+}
+
 func (t *txLog) Commit() error {
 	t.log.record("COMMIT")
 	return t.Tx.Commit()
