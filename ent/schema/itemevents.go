@@ -189,6 +189,24 @@ func insertEvent(ctx context.Context, c statements, typ, userID, itemID, data st
 	return nil
 }
 
+// takeEventSeqSQL is takeEventSeq's UPDATE … RETURNING per dialect; its
+// arguments are updated_at, the number of seqs to take and the setting's id.
+var takeEventSeqSQL = func() map[string]string {
+	m := map[string]string{}
+	for _, d := range []string{dialect.SQLite, dialect.Postgres} {
+		m[d], _ = sql.Dialect(d).
+			Update(setting.Table).
+			Set(setting.FieldUpdatedAt, "").
+			Set(setting.FieldValue, sql.ExprFunc(func(b *sql.Builder) {
+				b.WriteString("CAST(CAST(").Ident(setting.FieldValue).WriteString(" AS bigint) + ").Arg("").WriteString(" AS text)")
+			})).
+			Where(sql.EQ(setting.FieldID, "")).
+			Returning(setting.FieldValue).
+			Query()
+	}
+	return m
+}()
+
 // EventSeqSetting is the Setting that holds the last seq given to an event.
 const EventSeqSetting = "event_seq"
 
@@ -203,17 +221,14 @@ const EventSeqSetting = "event_seq"
 // One statement, UPDATE … RETURNING, both moves the counter and reads it
 // (ent's update builder returns only a row count, and a SELECT after it was
 // a second statement in every write). It is the update ent would run, with
-// updated_at set as the Setting's UpdateDefault sets it.
+// updated_at set as the Setting's UpdateDefault sets it, built once per
+// dialect (takeEventSeqSQL).
 func takeEventSeq(ctx context.Context, c statements, n int) (int64, error) {
-	query, args := sql.Dialect(c.Dialect()).
-		Update(setting.Table).
-		Set(setting.FieldUpdatedAt, now()).
-		Set(setting.FieldValue, sql.ExprFunc(func(b *sql.Builder) {
-			b.WriteString("CAST(CAST(").Ident(setting.FieldValue).WriteString(" AS bigint) + ").Arg(n).WriteString(" AS text)")
-		})).
-		Where(sql.EQ(setting.FieldID, EventSeqSetting)).
-		Returning(setting.FieldValue).
-		Query()
+	query, ok := takeEventSeqSQL[c.Dialect()]
+	if !ok {
+		return 0, fmt.Errorf("take event seq: no statement for dialect %q", c.Dialect())
+	}
+	args := []any{now(), n, EventSeqSetting}
 	rows, err := c.QueryContext(ctx, query, args...)
 	if err != nil {
 		return 0, fmt.Errorf("take event seq: %w", err)
