@@ -83,6 +83,7 @@ func main() {
 			gen.MustParse(gen.NewTemplate("pulid").ParseFiles("template/pulid.tmpl")),
 			// Replaces ent's runtime/register (entc_runtime.go).
 			gen.MustParse(gen.NewTemplate("named-runtime").Funcs(runtimeFuncs).ParseFiles("template/runtime.tmpl")),
+			gen.MustParse(gen.NewTemplate("dialect").ParseFiles("template/dialect.tmpl")),
 		},
 	}, entc.Extensions(ex), entc.BuildTags("entc"))
 	if err != nil {

@@ -447,3 +447,51 @@ func subscribe(t *testing.T, env *testutil.Env, as testutil.Actor) *service.Stre
 	t.Cleanup(st.Close)
 	return st
 }
+
+// TestEventStreamAfterIdle: the tailer reads nothing while no stream is
+// open; a stream opened after writes made meanwhile starts at the end of the
+// outbox as it is then (none of the earlier events comes live), and one
+// resumed across such a pause gets exactly what it missed, then live events.
+func TestEventStreamAfterIdle(t *testing.T) {
+	env, srv := streamEnv(t)
+	env.CreateItem(env.Alice, "before any stream")
+	first := openStream(t, srv, env.Alice.Token, "", "")
+	env.CreateItem(env.Alice, "a")
+	ev := first.next(t)
+	if ev.name(t) != "item.created:a" {
+		t.Fatalf("first stream got %s", ev.name(t))
+	}
+	first.resp.Body.Close()
+	waitSubscribers(t, env, 0)
+
+	env.CreateItem(env.Alice, "b") // while no stream is open
+	env.CreateItem(env.Alice, "c")
+	now := openStream(t, srv, env.Alice.Token, "", "")
+	waitSubscribers(t, env, 1)
+	env.CreateItem(env.Alice, "d")
+	if got := now.next(t); got.name(t) != "item.created:d" {
+		t.Fatalf("a stream from now got %s first, want item.created:d", got.name(t))
+	}
+	now.resp.Body.Close()
+	waitSubscribers(t, env, 0)
+
+	env.CreateItem(env.Alice, "e")
+	resumed := openStream(t, srv, env.Alice.Token, ev.ID, "")
+	for _, want := range []string{"item.created:b", "item.created:c", "item.created:d", "item.created:e"} {
+		if got := resumed.next(t); got.name(t) != want {
+			t.Fatalf("resumed: got %s, want %s", got.name(t), want)
+		}
+	}
+	env.CreateItem(env.Alice, "f")
+	if got := resumed.next(t); got.name(t) != "item.created:f" {
+		t.Fatalf("resumed then live: got %s", got.name(t))
+	}
+}
+
+// waitSubscribers waits until the hub has n streams registered.
+func waitSubscribers(t *testing.T, env *testutil.Env, n int) {
+	t.Helper()
+	if !testutil.Eventually(t, 10*time.Second, func() bool { return env.App.Events.Subscribers() == n }) {
+		t.Fatalf("%d streams registered, want %d", env.App.Events.Subscribers(), n)
+	}
+}

@@ -2,6 +2,7 @@ package rest_test
 
 import (
 	"context"
+	stdsql "database/sql"
 	"fmt"
 	"io"
 	"log/slog"
@@ -79,6 +80,24 @@ func (t *txLog) Query(ctx context.Context, query string, args, v any) error {
 	return t.Tx.Query(ctx, query, args, v)
 }
 
+// QueryContext records the statements ent has no builder for (the event
+// seq's UPDATE … RETURNING).
+func (t *txLog) QueryContext(ctx context.Context, query string, args ...any) (*stdsql.Rows, error) {
+	t.log.record(query)
+	return t.Tx.(interface {
+		QueryContext(context.Context, string, ...any) (*stdsql.Rows, error)
+	}).QueryContext(ctx, query, args...)
+}
+
+// ExecContext records the statements the item hooks write without ent's
+// builders (an event, the counters).
+func (t *txLog) ExecContext(ctx context.Context, query string, args ...any) (stdsql.Result, error) {
+	t.log.record(query)
+	return t.Tx.(interface {
+		ExecContext(context.Context, string, ...any) (stdsql.Result, error)
+	}).ExecContext(ctx, query, args...)
+}
+
 func (t *txLog) Commit() error {
 	t.log.record("COMMIT")
 	return t.Tx.Commit()
@@ -132,12 +151,12 @@ func TestQueryCounts(t *testing.T) {
 		{"admin list of 20", testutil.Request{Method: "GET", Path: "/v1/items?limit=20", Token: env.Admin.Token}, 200, 2},
 		{"page past the end", testutil.Request{Method: "GET", Path: "/v1/items?page=9"}, 200, 1},
 		{"get", testutil.Request{Method: "GET", Path: "/v1/items/" + id}, 200, 1},
-		// The item, its event with its seq (the counter's update and read)
-		// and its counter (one upsert), in one transaction.
-		{"create", testutil.Request{Method: "POST", Path: "/v1/items", Body: map[string]any{"name": "new"}}, 201, 7},
-		{"update", testutil.Request{Method: "PUT", Path: "/v1/items/" + id, Body: map[string]any{"name": "renamed"}}, 200, 8},
+		// The item, its event with its seq (one UPDATE … RETURNING of the
+		// counter) and its counter (one upsert), in one transaction.
+		{"create", testutil.Request{Method: "POST", Path: "/v1/items", Body: map[string]any{"name": "new"}}, 201, 6},
+		{"update", testutil.Request{Method: "PUT", Path: "/v1/items/" + id, Body: map[string]any{"name": "renamed"}}, 200, 7},
 		// Plus the locked read of the old status and one upsert of both counters.
-		{"status change", testutil.Request{Method: "PUT", Path: "/v1/items/" + id, Body: map[string]any{"status": "archived"}}, 200, 10},
+		{"status change", testutil.Request{Method: "PUT", Path: "/v1/items/" + id, Body: map[string]any{"status": "archived"}}, 200, 9},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -149,6 +149,22 @@ func (t watchedTx) ExecContext(ctx context.Context, query string, args ...any) (
 	return res, err
 }
 
+// QueryContext runs a statement ent has no builder for that returns rows
+// (the generated Client.QueryContext: the event seq's UPDATE … RETURNING),
+// noting failures like Exec. Rows are read before anything else runs in the
+// transaction, so a failure shows here or at the first Next.
+func (t watchedTx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	q, ok := t.Tx.(interface {
+		QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+	})
+	if !ok {
+		return nil, errors.New("the transaction runs no raw queries")
+	}
+	rows, err := q.QueryContext(ctx, query, args...)
+	t.health.note(err)
+	return rows, err
+}
+
 // Commit implements driver.Tx: a commit that succeeds proves the database
 // writable again.
 func (t watchedTx) Commit() error {

@@ -61,7 +61,7 @@ type Hub struct {
 
 	mu     sync.Mutex
 	last   int64 // the seq the tailer has fanned out up to
-	tailed bool  // last is known
+	tailed bool  // last is known; false while no stream is registered
 	// stopped: Run has ended; new subscriptions are refused.
 	stopped bool
 	subs    map[*Subscription]struct{}
@@ -136,11 +136,10 @@ func (h *Hub) Run(ctx context.Context) {
 	}
 }
 
-// start learns where the outbox ends: the tailer fans out what is written
-// from then on; earlier events are replayed to who asks for them.
-func (h *Hub) start(ctx context.Context) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
+// startLocked learns where the outbox ends: the tailer fans out what is
+// written from then on; earlier events are replayed to who asks for them.
+// Called with mu held, so that no stream registers in between.
+func (h *Hub) startLocked(ctx context.Context) error {
 	if h.tailed {
 		return nil
 	}
@@ -170,13 +169,21 @@ func lastSeq(ctx context.Context, db *ent.Client) (int64, error) {
 // subscribers that may see it. Only this goroutine advances last, so reads
 // never overlap; seq order is commit order, so nothing below last can
 // still appear.
+//
+// With no subscriber the tailer reads nothing: it would read every event
+// only to hand it to no one (a server with no streams open read each write's
+// event back, an eighth of a create's CPU). It forgets where the outbox
+// ends instead, and the next stream to register learns it again
+// (startLocked), as the first one after a start does.
 func (h *Hub) tail(ctx context.Context) error {
-	if err := h.start(ctx); err != nil {
-		return err
-	}
 	limit := min(batch, h.opts.Buffer)
 	for {
 		h.mu.Lock()
+		if len(h.subs) == 0 {
+			h.tailed = false
+			h.mu.Unlock()
+			return nil
+		}
 		from := h.last
 		h.mu.Unlock()
 		qctx, cancel := context.WithTimeout(ctx, h.opts.QueryTimeout)
@@ -234,13 +241,13 @@ var ErrShutdown = apperr.New(apperr.CodeUnavailable, "the server is shutting dow
 // events live: everything after it, and nothing at or below it that it has
 // not replayed.
 func (h *Hub) register(ctx context.Context, s *Subscription) (int64, error) {
-	if err := h.start(ctx); err != nil {
-		return 0, err
-	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.stopped {
 		return 0, ErrShutdown
+	}
+	if err := h.startLocked(ctx); err != nil {
+		return 0, err
 	}
 	h.subs[s] = struct{}{}
 	h.metrics.subscribers.Inc()
