@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sync"
 
 	"entgo.io/ent"
 	"entgo.io/ent/dialect"
@@ -179,32 +178,21 @@ func addCounts(ctx context.Context, c statements, delta counts) error {
 	return nil
 }
 
-// addCountsStatements holds the upserts made by addCountsSQL.
-var addCountsStatements sync.Map // addCountsShape -> string
-
-type addCountsShape struct {
-	dialect string
-	rows    int
-}
-
 // addCountsSQL is the upsert of rows counters, each given as (count,
 // status, user_id).
 func addCountsSQL(d string, rows int) string {
-	shape := addCountsShape{d, rows}
-	if q, ok := addCountsStatements.Load(shape); ok {
-		return q.(string)
-	}
-	ins := sql.Dialect(d).Insert(itemcount.Table).
-		Columns(itemcount.FieldCount, itemcount.FieldStatus, itemcount.FieldUserID)
-	for range rows {
-		ins.Values(placeholders(3)...)
-	}
-	q, _ := ins.OnConflict(
-		sql.ConflictColumns(itemcount.FieldUserID, itemcount.FieldStatus),
-		sql.ResolveWith(func(u *sql.UpdateSet) {
-			u.Set(itemcount.FieldCount, sql.Expr(u.Table().C(itemcount.FieldCount)+" + "+sql.Dialect(u.Dialect()).Table("excluded").C(itemcount.FieldCount)))
-		}),
-	).Query()
-	addCountsStatements.Store(shape, q)
-	return q
+	return statement(statementShape{"counts", d, rows}, func() string {
+		ins := sql.Dialect(d).Insert(itemcount.Table).
+			Columns(itemcount.FieldCount, itemcount.FieldStatus, itemcount.FieldUserID)
+		for range rows {
+			ins.Values(placeholders(3)...)
+		}
+		q, _ := ins.OnConflict(
+			sql.ConflictColumns(itemcount.FieldUserID, itemcount.FieldStatus),
+			sql.ResolveWith(func(u *sql.UpdateSet) {
+				u.Set(itemcount.FieldCount, sql.Expr(u.Table().C(itemcount.FieldCount)+" + "+sql.Dialect(u.Dialect()).Table("excluded").C(itemcount.FieldCount)))
+			}),
+		).Query()
+		return q
+	})
 }

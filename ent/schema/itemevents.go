@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 
 	"entgo.io/ent"
 	"entgo.io/ent/dialect"
@@ -110,11 +111,10 @@ func itemEvents() ent.Hook {
 // recordEvents inserts one outbox row per item. Events are written by the
 // system, not the viewer, so the insert is allowed past the Event policy.
 //
-// The row of a single item (every create, and every update or delete of one
-// item) is written by insertEvent, the statement ent's builder would make,
-// without the builder: an event needs none of what the builder does per
-// call (the Event policy allows the system, and its only hook sets
-// updated_at to created_at, as insertEvent does), and building the
+// The rows are written by the statement ent's builder would make, without
+// the builder (insertEventsSQL): an event needs none of what the builder
+// does per call (the Event policy allows the system, and its only hook sets
+// updated_at to created_at, as the arguments do), and building the
 // statement anew was a tenth of a create's allocations.
 func recordEvents(ctx context.Context, m *gen.ItemMutation, typ string, items ...*gen.Item) error {
 	if len(items) == 0 {
@@ -126,44 +126,56 @@ func recordEvents(ctx context.Context, m *gen.ItemMutation, typ string, items ..
 		return err
 	}
 	first := last - int64(len(items)) + 1
-	if len(items) == 1 {
-		it := items[0]
-		data, err := json.Marshal(resource.NewItem(it))
-		if err != nil {
-			return fmt.Errorf("encode %s event: %w", typ, err)
-		}
-		return insertEvent(ctx, m, typ, it.UserID, it.ID, string(data), first)
-	}
-	c := m.Client()
-	builders := make([]*gen.EventCreate, len(items))
+	t := event.DefaultCreatedAt()
+	args := make([]any, 0, 8*len(items))
 	for i, it := range items {
 		data, err := json.Marshal(resource.NewItem(it))
 		if err != nil {
 			return fmt.Errorf("encode %s event: %w", typ, err)
 		}
-		builders[i] = c.Event.Create().
-			SetType(typ).
-			SetUserID(it.UserID).
-			SetItemID(it.ID).
-			SetData(string(data)).
-			SetSeq(first + int64(i))
+		args = append(args, t, t, typ, it.UserID, it.ID, string(data), first+int64(i), event.DefaultID())
 	}
-	return c.Event.CreateBulk(builders...).Exec(ctx)
+	if _, err := m.ExecContext(ctx, insertEventsSQL(m.Dialect(), len(items)), args...); err != nil {
+		return fmt.Errorf("insert events: %w", err)
+	}
+	return nil
 }
 
-// insertEventSQL is the INSERT of one event per dialect, as ent's builder
-// writes it.
-var insertEventSQL = func() map[string]string {
-	m := map[string]string{}
-	for _, d := range []string{dialect.SQLite, dialect.Postgres} {
-		m[d], _ = sql.Dialect(d).Insert(event.Table).
+// insertEventsSQL is the INSERT of rows events, as ent's builder writes it;
+// each row's arguments are created_at, updated_at (the same: the Event
+// schema's hook), type, user_id, item_id, data, seq and a new evt_ id.
+func insertEventsSQL(d string, rows int) string {
+	return statement(statementShape{"events", d, rows}, func() string {
+		ins := sql.Dialect(d).Insert(event.Table).
 			Columns(event.FieldCreatedAt, event.FieldUpdatedAt, event.FieldType, event.FieldUserID,
-				event.FieldItemID, event.FieldData, event.FieldSeq, event.FieldID).
-			Values(placeholders(8)...).
-			Query()
+				event.FieldItemID, event.FieldData, event.FieldSeq, event.FieldID)
+		for range rows {
+			ins.Values(placeholders(8)...)
+		}
+		q, _ := ins.Query()
+		return q
+	})
+}
+
+// builtStatements caches what statement builds: the SQL of a write depends only
+// on its kind, dialect and row count, so it is built once per shape.
+var builtStatements sync.Map // statementShape -> string
+
+type statementShape struct {
+	kind    string
+	dialect string
+	rows    int
+}
+
+// statement returns the SQL of shape, building it on first use.
+func statement(shape statementShape, build func() string) string {
+	if q, ok := builtStatements.Load(shape); ok {
+		return q.(string)
 	}
-	return m
-}()
+	q := build()
+	builtStatements.Store(shape, q)
+	return q
+}
 
 // placeholders are n arguments for a builder that only makes the statement:
 // each becomes a placeholder (nil would become NULL).
@@ -173,20 +185,6 @@ func placeholders(n int) []any {
 		args[i] = ""
 	}
 	return args
-}
-
-// insertEvent writes one event row with the Event schema's defaults: a new
-// evt_ id, and updated_at equal to created_at.
-func insertEvent(ctx context.Context, c statements, typ, userID, itemID, data string, seq int64) error {
-	query, ok := insertEventSQL[c.Dialect()]
-	if !ok {
-		return fmt.Errorf("insert event: no statement for dialect %q", c.Dialect())
-	}
-	t := event.DefaultCreatedAt()
-	if _, err := c.ExecContext(ctx, query, t, t, typ, userID, itemID, data, seq, event.DefaultID()); err != nil {
-		return fmt.Errorf("insert event: %w", err)
-	}
-	return nil
 }
 
 // takeEventSeqSQL is takeEventSeq's UPDATE … RETURNING per dialect; its
