@@ -29,6 +29,7 @@ type DB struct {
 	SQL     *sql.DB
 	Dialect string // "sqlite" or "postgres"
 
+	file   string         // SQLite's database file; empty in memory and on PostgreSQL
 	driver dialect.Driver // under Client
 	health *writeHealth
 	ckpt   *checkpointer // SQLite file: keeps the write-ahead log short
@@ -64,14 +65,16 @@ func Open(ctx context.Context, rawURL string) (*DB, error) {
 	}
 	health := &writeHealth{}
 	var ckpt *checkpointer
+	var file string
 	if dialectName == "sqlite" {
 		gate = newWriteGate()
 		if dsn != ":memory:" {
 			ckpt = startCheckpointer(db, gate, dsn)
+			file = dsn
 		}
 	}
 	drv = writeWatch{Driver: drv, health: health, gate: gate}
-	return &DB{Client: ent.NewClient(ent.Driver(drv)), SQL: db, Dialect: dialectName, driver: drv, health: health, ckpt: ckpt}, nil
+	return &DB{Client: ent.NewClient(ent.Driver(drv)), SQL: db, Dialect: dialectName, file: file, driver: drv, health: health, ckpt: ckpt}, nil
 }
 
 // Migrate applies pending migrations and returns how many it applied.

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -40,6 +42,9 @@ func (d *DB) Ready(ctx context.Context) error {
 	if !d.health.failing.Load() {
 		return nil
 	}
+	if err := d.probeDisk(); err != nil {
+		return apperr.Storage(fmt.Errorf("readiness probe: %w", err))
+	}
 	query := "INSERT INTO settings (id, created_at, updated_at, value) VALUES ('readiness_probe', ?, ?, ?) ON CONFLICT (id) DO UPDATE SET updated_at = excluded.updated_at, value = excluded.value"
 	if d.Dialect == dialect.Postgres {
 		query = "INSERT INTO settings (id, created_at, updated_at, value) VALUES ('readiness_probe', $1, $2, $3) ON CONFLICT (id) DO UPDATE SET updated_at = excluded.updated_at, value = excluded.value"
@@ -50,6 +55,30 @@ func (d *DB) Ready(ctx context.Context) error {
 	}
 	d.health.failing.Store(false)
 	return nil
+}
+
+// probeDisk writes probeSize bytes to a new file beside an SQLite database.
+// A write to the database alone does not prove free space there: once the
+// write-ahead log is checkpointed, the next writes reuse the log file's
+// pages, so a probe row fits on a full disk and the server would call
+// itself ready until its log had to grow again.
+func (d *DB) probeDisk() error {
+	if d.file == "" {
+		return nil
+	}
+	f, err := os.CreateTemp(filepath.Dir(d.file), ".readiness-probe-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	_, err = f.Write(make([]byte, probeSize))
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // writeWatch is the driver under the ent client: it passes everything
