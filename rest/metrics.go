@@ -1,51 +1,67 @@
 package rest
 
 import (
-	"strconv"
+	"fmt"
+	"sync"
 	"time"
 
+	"github.com/VictoriaMetrics/metrics"
 	"github.com/gin-gonic/gin"
-	"github.com/prometheus/client_golang/prometheus"
 )
+
+// durationBuckets are the upper bounds of the request latency histogram.
+var durationBuckets = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
 
 // httpMetrics are the request metrics of the router. Routes are labelled by
 // their template (c.FullPath()), never by the raw path, so that ids in URLs
-// cannot grow the number of series without bound.
+// cannot grow the number of series without bound: the label values come
+// from the routes the router binds, knownMethod and the status codes.
 type httpMetrics struct {
-	requests *prometheus.CounterVec
-	duration *prometheus.HistogramVec
-	inFlight prometheus.Gauge
+	set      *metrics.Set
+	inFlight *metrics.Gauge
+	requests sync.Map // requestKey → *metrics.Counter
+	duration sync.Map // durationKey → *metrics.PrometheusHistogram
 }
 
-func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
-	m := &httpMetrics{
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "http_requests_total",
-			Help: "HTTP requests answered, by route template, method and status.",
-		}, []string{"route", "method", "status"}),
-		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "http_request_duration_seconds",
-			Help:    "Time to answer an HTTP request, by route template and method.",
-			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
-		}, []string{"route", "method"}),
-		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "http_requests_in_flight",
-			Help: "HTTP requests being answered now.",
-		}),
+type requestKey struct {
+	route, method string
+	status        int
+}
+
+type durationKey struct{ route, method string }
+
+func newHTTPMetrics(set *metrics.Set) *httpMetrics {
+	return &httpMetrics{set: set, inFlight: set.NewGauge("http_requests_in_flight", nil)}
+}
+
+// counter returns the series of http_requests_total for k, made on first use.
+func (m *httpMetrics) counter(k requestKey) *metrics.Counter {
+	if c, ok := m.requests.Load(k); ok {
+		return c.(*metrics.Counter)
 	}
-	reg.MustRegister(m.requests, m.duration, m.inFlight)
-	return m
+	c := m.set.GetOrCreateCounter(fmt.Sprintf(`http_requests_total{route=%q,method=%q,status="%d"}`, k.route, k.method, k.status))
+	m.requests.Store(k, c)
+	return c
+}
+
+// histogram returns the series of http_request_duration_seconds for k.
+func (m *httpMetrics) histogram(k durationKey) *metrics.PrometheusHistogram {
+	if h, ok := m.duration.Load(k); ok {
+		return h.(*metrics.PrometheusHistogram)
+	}
+	h := m.set.GetOrCreatePrometheusHistogramExt(fmt.Sprintf(`http_request_duration_seconds{route=%q,method=%q}`, k.route, k.method), durationBuckets)
+	m.duration.Store(k, h)
+	return h
 }
 
 // observe counts and times every request, including those answered by
-// recovery (it runs before it) and by NoRoute/NoMethod. Without a registry it
-// does nothing. (It takes the concrete type so that a nil registry is nil
-// here, not an interface holding a nil pointer.)
-func observe(reg *prometheus.Registry) gin.HandlerFunc {
-	if reg == nil {
+// recovery (it runs before it) and by NoRoute/NoMethod. Without a metrics
+// set it does nothing.
+func observe(set *metrics.Set) gin.HandlerFunc {
+	if set == nil {
 		return func(c *gin.Context) { c.Next() }
 	}
-	m := newHTTPMetrics(reg)
+	m := newHTTPMetrics(set)
 	return func(c *gin.Context) {
 		start := time.Now()
 		m.inFlight.Inc()
@@ -56,8 +72,8 @@ func observe(reg *prometheus.Registry) gin.HandlerFunc {
 			route = "unmatched"
 		}
 		method := knownMethod(c.Request.Method)
-		m.requests.WithLabelValues(route, method, strconv.Itoa(c.Writer.Status())).Inc()
-		m.duration.WithLabelValues(route, method).Observe(time.Since(start).Seconds())
+		m.counter(requestKey{route, method, c.Writer.Status()}).Inc()
+		m.histogram(durationKey{route, method}).UpdateDuration(start)
 	}
 }
 

@@ -1,13 +1,13 @@
 package rest
 
 import (
+	"bytes"
 	"context"
 	_ "embed" // the OpenAPI document
 	"net/http"
 	"time"
 
 	"github.com/gin-gonic/gin"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/acme/itemsvc/internal/apperr"
 	"github.com/acme/itemsvc/web"
@@ -48,10 +48,11 @@ func bindOps(e *gin.Engine, opts Options) {
 		renderData(c, http.StatusOK, gin.H{"status": "ready"})
 	})
 	if opts.Metrics != nil {
-		e.GET("/metrics", gin.WrapH(promhttp.HandlerFor(opts.Metrics, promhttp.HandlerOpts{
-			Registry:          opts.Metrics,
-			EnableOpenMetrics: true,
-		})))
+		e.GET("/metrics", func(c *gin.Context) {
+			var b bytes.Buffer
+			opts.Metrics.WritePrometheus(&b)
+			c.Data(http.StatusOK, "text/plain; version=0.0.4; charset=utf-8", b.Bytes())
+		})
 	}
 	e.GET("/v1/openapi.json", func(c *gin.Context) {
 		c.Header("Cache-Control", "public, max-age=300")

@@ -13,8 +13,6 @@ import (
 	"testing"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 
 	"github.com/acme/itemsvc/internal/app"
 	"github.com/acme/itemsvc/internal/config"
@@ -73,13 +71,13 @@ func TestReadinessWhenDatabaseGone(t *testing.T) {
 func TestMetricsMoveAfterRequests(t *testing.T) {
 	env := testutil.New(t)
 	id := env.CreateItem(env.Alice, "counted")
-	before := scrape(t, env)
+	before := env.Scrape()
 	for range 3 {
 		env.Do(testutil.Request{Method: "GET", Path: "/v1/items/" + id, Token: env.Alice.Token})
 	}
 	env.Do(testutil.Request{Method: "GET", Path: "/v1/items/" + id, Token: env.Bob.Token})
 	env.Do(testutil.Request{Method: "GET", Path: "/v1/no/such/route/item_123"})
-	after := scrape(t, env)
+	after := env.Scrape()
 
 	route := map[string]string{"route": "/v1/items/:id", "method": "GET"}
 	cases := []struct {
@@ -95,14 +93,29 @@ func TestMetricsMoveAfterRequests(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := value(after, tc.family, tc.labels) - value(before, tc.family, tc.labels); got != tc.delta {
+			if got := after.Value(tc.family, tc.labels) - before.Value(tc.family, tc.labels); got != tc.delta {
 				t.Errorf("%s%v moved by %v, want %v", tc.family, tc.labels, got, tc.delta)
 			}
 		})
 	}
-	for _, family := range []string{"http_requests_in_flight", "go_sql_open_connections", "go_goroutines", "process_start_time_seconds"} {
-		if _, ok := after[family]; !ok {
+	// Each family is exported with its type, so that Prometheus treats
+	// counters as counters (rate()) and reads histogram buckets.
+	for family, typ := range map[string]dto.MetricType{
+		"http_requests_total":                  dto.MetricType_COUNTER,
+		"http_request_duration_seconds":        dto.MetricType_HISTOGRAM,
+		"http_requests_in_flight":              dto.MetricType_GAUGE,
+		"go_sql_open_connections":              dto.MetricType_GAUGE,
+		"go_sql_wait_count_total":              dto.MetricType_COUNTER,
+		"itemsvc_ratelimit_fail_open_total":    dto.MetricType_COUNTER,
+		"itemsvc_webhook_queue_depth":          dto.MetricType_GAUGE,
+		"itemsvc_event_fanout_latency_seconds": dto.MetricType_HISTOGRAM,
+		"go_goroutines":                        dto.MetricType_GAUGE,
+		"process_start_time_seconds":           dto.MetricType_GAUGE,
+	} {
+		if !after.Has(family) {
 			t.Errorf("/metrics lacks %s", family)
+		} else if got := after[family].GetType(); got != typ {
+			t.Errorf("%s has type %v, want %v", family, got, typ)
 		}
 	}
 	for name := range after {
@@ -117,49 +130,6 @@ func TestMetricsMoveAfterRequests(t *testing.T) {
 			}
 		}
 	}
-}
-
-// scrape reads /metrics as Prometheus would, without a token.
-func scrape(t *testing.T, env *testutil.Env) map[string]*dto.MetricFamily {
-	t.Helper()
-	r := env.Do(testutil.Request{Method: "GET", Path: "/metrics"})
-	if r.Status != 200 {
-		t.Fatalf("/metrics: %d %s", r.Status, r.Body)
-	}
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(bytes.NewReader(r.Body))
-	if err != nil {
-		t.Fatalf("parse /metrics: %v", err)
-	}
-	return fams
-}
-
-// value sums the counters, histogram counts or gauges of a family whose
-// labels include labels.
-func value(fams map[string]*dto.MetricFamily, family string, labels map[string]string) float64 {
-	var sum float64
-	for _, m := range fams[family].GetMetric() {
-		have := map[string]string{}
-		for _, l := range m.GetLabel() {
-			have[l.GetName()] = l.GetValue()
-		}
-		match := true
-		for k, v := range labels {
-			match = match && have[k] == v
-		}
-		if !match {
-			continue
-		}
-		switch {
-		case m.Counter != nil:
-			sum += m.GetCounter().GetValue()
-		case m.Histogram != nil:
-			sum += float64(m.GetHistogram().GetSampleCount())
-		case m.Gauge != nil:
-			sum += m.GetGauge().GetValue()
-		}
-	}
-	return sum
 }
 
 func with(m map[string]string, k, v string) map[string]string {

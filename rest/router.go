@@ -7,8 +7,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/VictoriaMetrics/metrics"
 	"github.com/gin-gonic/gin"
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/acme/itemsvc/internal/apperr"
 	"github.com/acme/itemsvc/internal/service"
@@ -38,8 +38,8 @@ type Options struct {
 	// Operations (ops.go, cors.go, metrics.go).
 
 	// Metrics, when set, counts and times every request and is served at
-	// /metrics with every collector registered on it.
-	Metrics *prometheus.Registry
+	// /metrics with every metric of the set.
+	Metrics *metrics.Set
 	// Ready reports whether the server can answer (its database does), for
 	// /readyz; nil means always ready.
 	Ready func(ctx context.Context) error

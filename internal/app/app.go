@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"entgo.io/ent/dialect"
+	"github.com/VictoriaMetrics/metrics"
 	"github.com/gin-gonic/gin"
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/acme/itemsvc/graph"
@@ -37,9 +37,9 @@ type App struct {
 	Service *service.Service
 	Handler http.Handler
 	Logger  *slog.Logger
-	// Metrics is the registry behind /metrics; every component registers
-	// its collectors here (never in the global default registry).
-	Metrics *prometheus.Registry
+	// Metrics is the set behind /metrics; every component makes its series
+	// here (never in the library's global default set).
+	Metrics *metrics.Set
 	// Sandbox seeds and resets the demo data; nil unless SANDBOX=true.
 	Sandbox *sandbox.Sandbox
 	// Webhooks is the webhook dispatcher, run as a worker by Start.
@@ -118,7 +118,7 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, db *databas
 	if err := auth.DropStoredSecrets(ctx, db.Client); err != nil {
 		return nil, err
 	}
-	a := &App{Config: cfg, DB: db, Logger: log, Metrics: prometheus.NewRegistry(), Keys: keys, SigningKey: signing}
+	a := &App{Config: cfg, DB: db, Logger: log, Metrics: metrics.NewSet(), Keys: keys, SigningKey: signing}
 
 	// Rate limits (DESIGN §3): per API key and per client address for
 	// failed logins, in memory or in Redis when REDIS_URL is set.
@@ -130,7 +130,7 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, db *databas
 		RedisURL:               cfg.RedisURL,
 		Prefix:                 opts.RateLimitPrefix,
 		Logger:                 log,
-		Registerer:             a.Metrics,
+		Metrics:                a.Metrics,
 	})
 	if err != nil {
 		return nil, err

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
+	vm "github.com/VictoriaMetrics/metrics"
 
 	"github.com/acme/itemsvc/ent"
 	"github.com/acme/itemsvc/ent/event"
@@ -41,8 +41,8 @@ type Options struct {
 	Relay Relay
 	// Logger receives the tailer's warnings. Default slog.Default().
 	Logger *slog.Logger
-	// Metrics registers the hub's collectors; nil: none.
-	Metrics prometheus.Registerer
+	// Metrics receives the hub's series; nil: not exported.
+	Metrics *vm.Set
 }
 
 // batch is how many events one read of the outbox takes at most; never more
@@ -208,7 +208,7 @@ func (h *Hub) tail(ctx context.Context) error {
 					h.deliver(s, ev)
 				}
 			}
-			h.metrics.fanout.Observe(now.Sub(ev.Timestamp).Seconds())
+			h.metrics.fanout.Update(now.Sub(ev.Timestamp).Seconds())
 			h.last = ev.Seq
 		}
 		h.mu.Unlock()

@@ -5,7 +5,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
+	vm "github.com/VictoriaMetrics/metrics"
 	"github.com/ulule/limiter/v3"
 )
 
@@ -24,9 +24,10 @@ type Config struct {
 	// the counters in this process's memory.
 	RedisURL string
 	// Prefix namespaces the counters; empty means DefaultPrefix.
-	Prefix     string
-	Logger     *slog.Logger
-	Registerer prometheus.Registerer
+	Prefix string
+	Logger *slog.Logger
+	// Metrics receives the limiter's series; nil: not exported.
+	Metrics *vm.Set
 	// Cooldown is how long the store is left alone after it failed
 	// (default 1s); LogEvery how often that failure may be logged
 	// (default 1m).
@@ -64,10 +65,7 @@ func Open(ctx context.Context, cfg Config) (*Limits, error) {
 	if cfg.LogEvery <= 0 {
 		cfg.LogEvery = time.Minute
 	}
-	m, err := newMetrics(cfg.Registerer)
-	if err != nil {
-		return nil, err
-	}
+	m := newMetrics(cfg.Metrics)
 	guard := &failOpen{log: cfg.Logger, metrics: m, cooldown: cfg.Cooldown, logEvery: cfg.LogEvery}
 
 	l := &Limits{Store: "memory", close: func() error { return nil }}

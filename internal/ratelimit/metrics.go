@@ -3,38 +3,33 @@ package ratelimit
 import (
 	"fmt"
 
-	"github.com/prometheus/client_golang/prometheus"
+	vm "github.com/VictoriaMetrics/metrics"
 )
 
-// metrics are the limiter's collectors, registered on the app's registry.
+// metrics are the limiter's series, in the app's metrics set.
 type metrics struct {
-	rejected    *prometheus.CounterVec
-	storeErrors prometheus.Counter
-	failOpen    prometheus.Counter
+	set         *vm.Set
+	storeErrors *vm.Counter
+	failOpen    *vm.Counter
 }
 
-func newMetrics(reg prometheus.Registerer) (*metrics, error) {
-	m := &metrics{
-		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "itemsvc_ratelimit_rejected_total",
-			Help: "Requests refused with 429, by scope (key, login) and window (minute, hour).",
-		}, []string{"scope", "window"}),
-		storeErrors: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "itemsvc_ratelimit_store_errors_total",
-			Help: "Failed calls to the rate-limit store (Redis).",
-		}),
-		failOpen: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "itemsvc_ratelimit_fail_open_total",
-			Help: "Requests let through unchecked because the rate-limit store failed or was cooling down.",
-		}),
+// newMetrics makes the series in set; nil keeps them unexported.
+func newMetrics(set *vm.Set) *metrics {
+	if set == nil {
+		set = vm.NewSet()
 	}
-	if reg == nil {
-		return m, nil
+	return &metrics{
+		set: set,
+		// Failed calls to the rate-limit store (Redis).
+		storeErrors: set.NewCounter("itemsvc_ratelimit_store_errors_total"),
+		// Requests let through unchecked because the store failed or was
+		// cooling down.
+		failOpen: set.NewCounter("itemsvc_ratelimit_fail_open_total"),
 	}
-	for _, c := range []prometheus.Collector{m.rejected, m.storeErrors, m.failOpen} {
-		if err := reg.Register(c); err != nil {
-			return nil, fmt.Errorf("register rate-limit metrics: %w", err)
-		}
-	}
-	return m, nil
+}
+
+// rejected is the counter of requests refused with 429 in one window of one
+// scope (key, login, anonymous).
+func (m *metrics) rejected(scope, window string) *vm.Counter {
+	return m.set.GetOrCreateCounter(fmt.Sprintf(`itemsvc_ratelimit_rejected_total{scope=%q,window=%q}`, scope, window))
 }

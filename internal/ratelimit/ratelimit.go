@@ -8,6 +8,7 @@ import (
 	"context"
 	"time"
 
+	vm "github.com/VictoriaMetrics/metrics"
 	"github.com/ulule/limiter/v3"
 )
 
@@ -45,18 +46,19 @@ type Limiter struct {
 	scope   string
 	windows []window
 	guard   *failOpen
-	metrics *metrics
 }
 
 type window struct {
 	Window
-	lim *limiter.Limiter
+	lim      *limiter.Limiter
+	rejected *vm.Counter // requests this window refused
 }
 
 func newLimiter(scope string, store limiter.Store, guard *failOpen, m *metrics, windows ...Window) *Limiter {
-	l := &Limiter{scope: scope, guard: guard, metrics: m}
+	l := &Limiter{scope: scope, guard: guard}
 	for _, w := range windows {
-		l.windows = append(l.windows, window{Window: w, lim: limiter.New(store, limiter.Rate{Period: w.Period, Limit: w.Limit})})
+		l.windows = append(l.windows, window{Window: w, lim: limiter.New(store, limiter.Rate{Period: w.Period, Limit: w.Limit}),
+			rejected: m.rejected(scope, w.Name)})
 	}
 	return l
 }
@@ -78,7 +80,7 @@ func (l *Limiter) Take(ctx context.Context, id string) Decision {
 		l.guard.answered()
 		d := decide(w, c, time.Now())
 		if !d.Allowed {
-			l.metrics.rejected.WithLabelValues(l.scope, w.Name).Inc()
+			w.rejected.Inc()
 			return d
 		}
 		if i == 0 || fewerLeft(d, best) {
@@ -113,7 +115,7 @@ func (l *Limiter) TakeN(ctx context.Context, id string, n int64) Decision {
 		d := decide(w, c, now)
 		if !d.Allowed {
 			d.TooLarge = n > w.Limit
-			l.metrics.rejected.WithLabelValues(l.scope, w.Name).Inc()
+			w.rejected.Inc()
 			return d
 		}
 		if i == 0 || fewerLeft(d, best) {
@@ -148,7 +150,7 @@ func (l *Limiter) Check(ctx context.Context, id string) Decision {
 		c.Reached = c.Remaining <= 0
 		d := decide(w, c, time.Now())
 		if !d.Allowed {
-			l.metrics.rejected.WithLabelValues(l.scope, w.Name).Inc()
+			w.rejected.Inc()
 			return d
 		}
 		if i == 0 || fewerLeft(d, best) {

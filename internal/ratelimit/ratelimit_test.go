@@ -12,8 +12,6 @@ import (
 	"time"
 
 	"github.com/oklog/ulid/v2"
-	"github.com/prometheus/client_golang/prometheus"
-	promtest "github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/ulule/limiter/v3"
 )
 
@@ -42,10 +40,7 @@ func testStores(t testing.TB) map[string]limiter.Store {
 
 func testLimiter(t testing.TB, store limiter.Store, windows ...Window) (*Limiter, *metrics) {
 	t.Helper()
-	m, err := newMetrics(prometheus.NewRegistry())
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := newMetrics(nil)
 	guard := &failOpen{log: slog.New(slog.DiscardHandler), metrics: m, cooldown: time.Second, logEvery: time.Minute}
 	return newLimiter("key", store, guard, m, windows...), m
 }
@@ -101,7 +96,7 @@ func TestTakeWindows(t *testing.T) {
 			if d.Allowed || d.Window != "hour" || d.RetryAfter < 3590 || d.RetryAfter > 3601 || d.Reset != now+d.RetryAfter {
 				t.Fatalf("hour exhausted: got %+v at %d", d, now)
 			}
-			if got := promtest.ToFloat64(m.rejected.WithLabelValues("key", "hour")); got != 1 {
+			if got := m.rejected("key", "hour").Get(); got != 1 {
 				t.Errorf("rejected{hour} = %v, want 1", got)
 			}
 
@@ -204,7 +199,7 @@ func TestFailOpen(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var logs bytes.Buffer
 			store := &brokenStore{}
-			m, _ := newMetrics(nil)
+			m := newMetrics(nil)
 			guard := &failOpen{log: slog.New(slog.NewTextHandler(&logs, nil)), metrics: m, cooldown: tt.cooldown, logEvery: time.Hour}
 			l := newLimiter("key", store, guard, m, Window{Name: "minute", Limit: 1, Period: time.Minute})
 			for i := range 100 {
@@ -215,10 +210,10 @@ func TestFailOpen(t *testing.T) {
 			if store.calls != tt.wantCalls {
 				t.Errorf("store calls = %d, want %d", store.calls, tt.wantCalls)
 			}
-			if got := promtest.ToFloat64(m.failOpen); got != 100 {
+			if got := m.failOpen.Get(); got != 100 {
 				t.Errorf("fail_open = %v, want 100", got)
 			}
-			if got := promtest.ToFloat64(m.storeErrors); got != float64(store.calls) {
+			if got := m.storeErrors.Get(); got != uint64(store.calls) {
 				t.Errorf("store_errors = %v, want %d", got, store.calls)
 			}
 			if n := strings.Count(logs.String(), "rate-limit store failed"); n != 1 {
@@ -303,7 +298,7 @@ func (s *hungStore) Get(ctx context.Context, key string, r limiter.Rate) (limite
 // instead of waiting for the store's timeout too.
 func TestFailOpenSingleFlight(t *testing.T) {
 	store := &hungStore{started: make(chan struct{}), release: make(chan struct{})}
-	m, _ := newMetrics(nil)
+	m := newMetrics(nil)
 	guard := &failOpen{log: slog.New(slog.DiscardHandler), metrics: m, cooldown: time.Nanosecond, logEvery: time.Hour}
 	l := newLimiter("key", store, guard, m, Window{Name: "minute", Limit: 1, Period: time.Minute})
 	ctx := context.Background()

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"entgo.io/ent/dialect/sql"
-	"github.com/prometheus/client_golang/prometheus"
+	vm "github.com/VictoriaMetrics/metrics"
 
 	"github.com/acme/itemsvc/ent"
 	"github.com/acme/itemsvc/ent/delivery"
@@ -85,8 +85,8 @@ type Options struct {
 	Secrets *secrets.Box
 	// Logger receives the dispatcher's warnings. Default slog.Default().
 	Logger *slog.Logger
-	// Metrics registers the dispatcher's collectors; nil: none.
-	Metrics prometheus.Registerer
+	// Metrics receives the dispatcher's series; nil: not exported.
+	Metrics *vm.Set
 }
 
 // Dispatcher moves outbox events to their receivers: it fans each event out
@@ -561,7 +561,7 @@ func (d *Dispatcher) send(ctx context.Context, ev *ent.Event, ep *ent.WebhookEnd
 	if err == nil {
 		res.status, res.header = resp.StatusCode, resp.Header
 	}
-	d.metrics.latency.Observe(res.duration.Seconds())
+	d.metrics.latency.Update(res.duration.Seconds())
 	return res
 }
 
@@ -682,7 +682,7 @@ func (d *Dispatcher) record(ctx context.Context, dl *ent.Delivery, res result) (
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
-	d.metrics.outcomes.WithLabelValues(outcome).Inc()
+	d.metrics.outcomes[outcome].Inc()
 	if tripped {
 		d.metrics.trips.Inc()
 	}

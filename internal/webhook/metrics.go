@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
+	vm "github.com/VictoriaMetrics/metrics"
 
 	"github.com/acme/itemsvc/ent"
 	"github.com/acme/itemsvc/ent/delivery"
@@ -21,35 +21,40 @@ const (
 	OutcomeDisabled  = "disabled"  // 410 Gone: the endpoint is turned off
 )
 
-// metrics are the dispatcher's collectors.
+// attemptBuckets are the upper bounds of the attempt duration histogram.
+var attemptBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 15}
+
+// metrics are the dispatcher's series.
 type metrics struct {
-	outcomes *prometheus.CounterVec
-	latency  prometheus.Histogram
-	trips    prometheus.Counter
+	outcomes map[string]*vm.Counter // by outcome
+	latency  *vm.PrometheusHistogram
+	trips    *vm.Counter
 }
 
-// newMetrics registers the collectors on reg (nil: not exported). Queue
-// depths are counted in the database at scrape time, so every replica
-// reports the same truth rather than what it happened to see.
-func newMetrics(reg prometheus.Registerer, client *ent.Client) *metrics {
-	m := &metrics{
-		outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "itemsvc_webhook_deliveries_total",
-			Help: "Webhook delivery attempts by outcome: succeeded, retrying, failed, disabled.",
-		}, []string{"outcome"}),
-		latency: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name:    "itemsvc_webhook_attempt_duration_seconds",
-			Help:    "Duration of webhook HTTP attempts, until the answer or the error.",
-			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 15},
-		}),
-		trips: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "itemsvc_webhook_breaker_trips_total",
-			Help: "Failed attempts that made their endpoint back off (its failures in a row reached the breaker's threshold).",
-		}),
+// newMetrics makes the series in set (nil: not exported). Queue depths are
+// counted in the database at scrape time, so every replica reports the same
+// truth rather than what it happened to see.
+func newMetrics(set *vm.Set, client *ent.Client) *metrics {
+	exported := set != nil
+	if !exported {
+		set = vm.NewSet()
 	}
-	if reg == nil {
+	m := &metrics{
+		// Delivery attempts by outcome: succeeded, retrying, failed, disabled.
+		outcomes: map[string]*vm.Counter{},
+		// Duration of webhook HTTP attempts, until the answer or the error.
+		latency: set.NewPrometheusHistogramExt("itemsvc_webhook_attempt_duration_seconds", attemptBuckets),
+		// Failed attempts that made their endpoint back off (its failures in
+		// a row reached the breaker's threshold).
+		trips: set.NewCounter("itemsvc_webhook_breaker_trips_total"),
+	}
+	for _, o := range []string{OutcomeSucceeded, OutcomeRetrying, OutcomeFailed, OutcomeDisabled} {
+		m.outcomes[o] = set.NewCounter(`itemsvc_webhook_deliveries_total{outcome="` + o + `"}`)
+	}
+	if !exported {
 		return m
 	}
+	// The gauges read the database: -1 when it did not answer.
 	count := func(f func(ctx context.Context) (int, error)) func() float64 {
 		return func() float64 {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -61,31 +66,17 @@ func newMetrics(reg prometheus.Registerer, client *ent.Client) *metrics {
 			return float64(n)
 		}
 	}
-	reg.MustRegister(
-		m.outcomes,
-		m.latency,
-		m.trips,
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "itemsvc_webhook_endpoints_backing_off",
-			Help: "Webhook endpoints whose deliveries are held by the circuit breaker now; -1 when the database did not answer.",
-		}, count(func(ctx context.Context) (int, error) {
-			return client.WebhookEndpoint.Query().Where(webhookendpoint.BackoffUntilGT(time.Now())).Count(ctx)
-		})),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "itemsvc_webhook_queue_depth",
-			Help: "Webhook deliveries waiting to be sent (pending, due now or later); -1 when the database did not answer.",
-		}, count(func(ctx context.Context) (int, error) {
-			return client.Delivery.Query().Where(delivery.StateEQ(delivery.StatePending)).Count(ctx)
-		})),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "itemsvc_webhook_undispatched_events",
-			Help: "Outbox events not yet turned into deliveries; -1 when the database did not answer.",
-		}, count(func(ctx context.Context) (int, error) {
-			return client.Event.Query().Where(event.DispatchedAtIsNil()).Count(ctx)
-		})),
-	)
-	for _, o := range []string{OutcomeSucceeded, OutcomeRetrying, OutcomeFailed, OutcomeDisabled} {
-		m.outcomes.WithLabelValues(o)
-	}
+	// Endpoints whose deliveries the circuit breaker holds now.
+	set.NewGauge("itemsvc_webhook_endpoints_backing_off", count(func(ctx context.Context) (int, error) {
+		return client.WebhookEndpoint.Query().Where(webhookendpoint.BackoffUntilGT(time.Now())).Count(ctx)
+	}))
+	// Deliveries waiting to be sent (pending, due now or later).
+	set.NewGauge("itemsvc_webhook_queue_depth", count(func(ctx context.Context) (int, error) {
+		return client.Delivery.Query().Where(delivery.StateEQ(delivery.StatePending)).Count(ctx)
+	}))
+	// Outbox events not yet turned into deliveries.
+	set.NewGauge("itemsvc_webhook_undispatched_events", count(func(ctx context.Context) (int, error) {
+		return client.Event.Query().Where(event.DispatchedAtIsNil()).Count(ctx)
+	}))
 	return m
 }

@@ -5,51 +5,23 @@ import (
 	"testing"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
-
 	"github.com/acme/itemsvc/internal/testutil"
 )
 
 // metricValue returns the value of a metric (with one label pair, or none)
-// from the app's registry, and whether it exists.
+// as /metrics serves it, and whether it is exported.
 func metricValue(t *testing.T, env *testutil.Env, name, label, value string) (float64, bool) {
 	t.Helper()
-	families, err := env.App.Metrics.Gather()
-	if err != nil {
-		t.Fatal(err)
+	m := env.Scrape()
+	var labels map[string]string
+	if label != "" {
+		labels = map[string]string{label: value}
 	}
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			if label != "" && !hasLabel(m, label, value) {
-				continue
-			}
-			switch {
-			case m.Counter != nil:
-				return m.Counter.GetValue(), true
-			case m.Gauge != nil:
-				return m.Gauge.GetValue(), true
-			case m.Histogram != nil:
-				return float64(m.Histogram.GetSampleCount()), true
-			}
-		}
-	}
-	return 0, false
+	return m.Value(name, labels), m.Has(name)
 }
 
-func hasLabel(m *dto.Metric, name, value string) bool {
-	for _, l := range m.GetLabel() {
-		if l.GetName() == name && l.GetValue() == value {
-			return true
-		}
-	}
-	return false
-}
-
-// TestMetrics: outcomes, queue depth and attempt latency are exported on the
-// app's registry.
+// TestMetrics: outcomes, queue depth and attempt latency are exported at
+// /metrics.
 func TestMetrics(t *testing.T) {
 	env := testutil.New(t, fastWebhooks(time.Hour))
 	rc := newReceiver(t)
