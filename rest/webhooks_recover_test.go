@@ -77,7 +77,7 @@ func TestWebhookRecover(t *testing.T) {
 		{Name: "an admin recovers anyone's", Method: "POST", Path: path(bobs), Token: admin, Body: since(start),
 			Status: 200, Contains: []string{`"requeued":1`}},
 		{Name: "since with an offset", Method: "POST", Path: path(bobs), Token: bob,
-			Body:   map[string]any{"since": done.In(time.FixedZone("", 2*3600)).Format(time.RFC3339)},
+			Body:   map[string]any{"since": done.In(time.FixedZone("", 2*3600)).Format(time.RFC3339Nano)},
 			Status: 200, Contains: []string{`"requeued":0`}},
 		{Name: "since missing", Method: "POST", Path: path(alices), Token: alice, Body: map[string]any{},
 			Status: 400, Code: "VALIDATION_ERROR", Contains: []string{`"field":"since"`, "is required"}},
