@@ -5,6 +5,7 @@ package database
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -67,7 +68,10 @@ func Open(ctx context.Context, rawURL string) (*DB, error) {
 	if dialectName == "sqlite" {
 		gate = newWriteGate()
 		if dsn != ":memory:" {
-			ckpt = startCheckpointer(db, gate, dsn)
+			if ckpt, err = startCheckpointer(dsn, gate); err != nil {
+				db.Close()
+				return nil, err
+			}
 		}
 	}
 	drv = writeWatch{Driver: drv, health: health, gate: gate}
@@ -81,10 +85,11 @@ func (d *DB) Migrate(ctx context.Context) (int, error) {
 
 // Close stops the checkpoints and closes the client and its pool.
 func (d *DB) Close() error {
+	var err error
 	if d.ckpt != nil {
-		d.ckpt.close()
+		err = d.ckpt.close()
 	}
-	return d.Client.Close()
+	return errors.Join(d.Client.Close(), err)
 }
 
 // pageCacheKiB is each connection's page cache (cache_size), in KiB. The
@@ -112,17 +117,7 @@ func openSQLite(path string) (*sql.DB, error) {
 			}
 		}
 	}
-	params := url.Values{}
-	for _, p := range []string{"foreign_keys(1)", "journal_mode(WAL)", "busy_timeout(10000)", "synchronous(NORMAL)",
-		"wal_autocheckpoint(0)", fmt.Sprintf("journal_size_limit(%d)", journalSizeLimit),
-		fmt.Sprintf("cache_size(-%d)", pageCacheKiB)} {
-		params.Add("_pragma", p)
-	}
-	params.Set("_txlock", "immediate")
-	dsn := "file:" + path + "?" + params.Encode()
-	if memory {
-		dsn = "file::memory:?" + params.Encode()
-	}
+	dsn := sqliteDSN(path, busyTimeout)
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite: %w", err)
@@ -142,6 +137,27 @@ func openSQLite(path string) (*sql.DB, error) {
 	}
 	db.SetConnMaxIdleTime(5 * time.Minute)
 	return db, nil
+}
+
+// busyTimeout is how long a connection waits for a lock that another holds
+// (busy_timeout).
+const busyTimeout = 10 * time.Second
+
+// sqliteDSN is the driver's name for the database file at path (or
+// ":memory:") with the connection settings above, waiting up to busy for
+// locks.
+func sqliteDSN(path string, busy time.Duration) string {
+	params := url.Values{}
+	for _, p := range []string{"foreign_keys(1)", "journal_mode(WAL)", fmt.Sprintf("busy_timeout(%d)", busy.Milliseconds()), "synchronous(NORMAL)",
+		"wal_autocheckpoint(0)", fmt.Sprintf("journal_size_limit(%d)", journalSizeLimit),
+		fmt.Sprintf("cache_size(-%d)", pageCacheKiB)} {
+		params.Add("_pragma", p)
+	}
+	params.Set("_txlock", "immediate")
+	if path == ":memory:" {
+		return "file::memory:?" + params.Encode()
+	}
+	return "file:" + path + "?" + params.Encode()
 }
 
 func openPostgres(dsn string) (*sql.DB, error) {
