@@ -91,43 +91,44 @@ type writeWatch struct {
 	gate   *writeGate // nil: no queue (PostgreSQL)
 }
 
-// enter waits for the write gate and returns its release.
-func (w writeWatch) enter(ctx context.Context) (func(), error) {
+// enter waits for the write gate and returns how to leave it (wrote: a
+// commit happened).
+func (w writeWatch) enter(ctx context.Context) (func(wrote bool), error) {
 	if w.gate == nil {
-		return func() {}, nil
+		return func(bool) {}, nil
 	}
 	if err := w.gate.acquire(ctx); err != nil {
 		return nil, err
 	}
 	var once sync.Once
-	return func() { once.Do(w.gate.release) }, nil
+	return func(wrote bool) { once.Do(func() { w.gate.leave(wrote) }) }, nil
 }
 
 // Exec implements dialect.Driver.
 func (w writeWatch) Exec(ctx context.Context, query string, args, v any) error {
-	release, err := w.enter(ctx)
+	leave, err := w.enter(ctx)
 	if err != nil {
 		return err
 	}
 	err = w.Driver.Exec(ctx, query, args, v)
-	release()
+	leave(err == nil)
 	w.health.note(err)
 	return err
 }
 
 // Tx implements dialect.Driver.
 func (w writeWatch) Tx(ctx context.Context) (dialect.Tx, error) {
-	release, err := w.enter(ctx)
+	leave, err := w.enter(ctx)
 	if err != nil {
 		return nil, err
 	}
 	tx, err := w.Driver.Tx(ctx)
 	if err != nil {
-		release()
+		leave(false)
 		w.health.note(err)
 		return nil, err
 	}
-	return watchedTx{Tx: tx, health: w.health, release: release}, nil
+	return watchedTx{Tx: tx, health: w.health, leave: leave}, nil
 }
 
 // BeginTx is Tx with options, for ent's Client.BeginTx.
@@ -138,23 +139,23 @@ func (w writeWatch) BeginTx(ctx context.Context, opts *sql.TxOptions) (dialect.T
 	if !ok {
 		return w.Tx(ctx)
 	}
-	release, err := w.enter(ctx)
+	leave, err := w.enter(ctx)
 	if err != nil {
 		return nil, err
 	}
 	tx, err := b.BeginTx(ctx, opts)
 	if err != nil {
-		release()
+		leave(false)
 		w.health.note(err)
 		return nil, err
 	}
-	return watchedTx{Tx: tx, health: w.health, release: release}, nil
+	return watchedTx{Tx: tx, health: w.health, leave: leave}, nil
 }
 
 type watchedTx struct {
 	dialect.Tx
-	health  *writeHealth
-	release func() // of the write gate; idempotent
+	health *writeHealth
+	leave  func(wrote bool) // of the write gate; idempotent
 }
 
 // Exec implements dialect.ExecQuerier.
@@ -198,7 +199,7 @@ func (t watchedTx) QueryContext(ctx context.Context, query string, args ...any) 
 // writable again.
 func (t watchedTx) Commit() error {
 	err := t.Tx.Commit()
-	t.release()
+	t.leave(err == nil)
 	if err == nil {
 		t.health.failing.Store(false)
 	}
@@ -209,6 +210,6 @@ func (t watchedTx) Commit() error {
 // Rollback implements driver.Tx, letting the next writer in.
 func (t watchedTx) Rollback() error {
 	err := t.Tx.Rollback()
-	t.release()
+	t.leave(false)
 	return err
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -18,7 +19,16 @@ import (
 // gate queues this process's writers in Go instead, so the next one starts as
 // soon as the previous commits; busy_timeout still covers other processes
 // (the CLI) writing to the same file.
-type writeGate struct{ ch chan struct{} }
+type writeGate struct {
+	ch chan struct{}
+	// writes counts the commits since the last checkpoint; past
+	// checkpointAfter the committing writer passes the gate to the
+	// checkpointer over handoff (nil: no checkpointer) instead of
+	// releasing it.
+	writes  atomic.Int64
+	handoff chan struct{}
+	closed  atomic.Bool // the checkpointer stopped: no more handoffs
+}
 
 // gateTimeout bounds a wait for the gate like busy_timeout bounds a wait for
 // the lock: a writer that cannot start within it fails instead of hanging.
@@ -29,7 +39,7 @@ var errGateTimeout = errors.New("database is locked: waited too long for the wri
 
 func newWriteGate() *writeGate { return &writeGate{ch: make(chan struct{}, 1)} }
 
-// acquire waits for the gate; release must follow exactly once.
+// acquire waits for the gate; release or leave must follow exactly once.
 func (g *writeGate) acquire(ctx context.Context) error {
 	select {
 	case g.ch <- struct{}{}:
@@ -50,26 +60,68 @@ func (g *writeGate) acquire(ctx context.Context) error {
 
 func (g *writeGate) release() { <-g.ch }
 
+// leave ends a writer's turn; wrote says that it committed. The writer that
+// brings the commits since the last checkpoint to checkpointAfter hands the
+// gate to the checkpointer, which releases it after copying the log: the
+// next writers wait for that copy as they would for a write, and the request
+// that crossed the bound does not.
+func (g *writeGate) leave(wrote bool) {
+	if wrote && g.writes.Add(1) >= checkpointAfter && g.handoff != nil && !g.closed.Load() {
+		select {
+		case g.handoff <- struct{}{}:
+			return
+		default: // cannot happen while this writer holds the gate
+		}
+	}
+	g.release()
+}
+
 // WAL upkeep. SQLite's automatic checkpoint runs inside the commit that
 // crosses 1000 pages, so a request paid for it; and while readers kept
 // using the log it could not start over, so the file grew (109 MB beside a
 // 92 MB database after a minute of mixed load) and kept that size. The
 // connections turn the automatic checkpoint off (wal_autocheckpoint(0)) and
-// a background loop checkpoints instead, between two writes: a checkpoint
+// a checkpointer copies the log instead, between two writes: a checkpoint
 // that no write runs beside copies the whole log, so that the next write
 // starts it over. (Passive checkpoints beside the writes never caught up
 // with the last commit under load, and the log grew until a truncation
 // stopped the writers for as long as copying the backlog took: PUT p99 ten
 // times the reference's.)
+//
+// A clock alone did not bound the log: on a busy CPU the loop's goroutine
+// and its turn at the gate came late, up to a second, and the log grew by
+// what all the writes of that second added (5,212 pages, 20 MB, in one round
+// of make bench's create row; 68 MB in the PUT row of another run). So the
+// writes also count: the one that makes checkpointAfter since the last
+// round hands the gate straight to the checkpointer. The checkpointer has a
+// connection of its own, so that a round never waits, holding the gate, for
+// one of the pool's (readers of deep pages held them all for up to 1.2 s).
 const (
 	// checkpointEvery is how often the loop copies the log into the
-	// database; under steady writes a round copies what about 100 writes
-	// added, like SQLite's own 1000-page checkpoints.
-	checkpointEvery = 50 * time.Millisecond
-	// truncateAbove is the log file size past which the round also waits for
-	// readers to leave the log and truncates it (readers kept it from
-	// starting over).
+	// database when anything was written and checkpointAfter did not
+	// already start a round. Under load the commits start the rounds; rounds
+	// every 50 ms instead copied the pages that every write touches (the
+	// tables' and indexes' last pages, the event counter) several times
+	// over: make bench's write rows spent 19.5 µs of held gate per page
+	// copied, against 14.1 µs at 200 ms.
+	checkpointEvery = 200 * time.Millisecond
+	// checkpointAfter is how many commits start a round at once: about
+	// 1,200 pages (5 MB) of log at the 8 to 12 pages an item write adds.
+	checkpointAfter = 128
+	// restartAbove is the log length, in pages, past which the round also
+	// waits for readers to leave the log (RESTART), so that the next write
+	// starts it over: a round normally finds about 1,500 pages, and more
+	// means that a reader still used the log when the write after the last
+	// round came (make bench's PUT row: 33 MB of log with passive rounds
+	// only).
+	restartAbove = 2048
+	// truncateAbove is the log file size past which the round also
+	// truncates it.
 	truncateAbove = 32 << 20
+	// checkpointWait bounds how long a round waits for readers, the writers
+	// queued behind it: a reader still busy after it holds the log until a
+	// later round.
+	checkpointWait = 100 * time.Millisecond
 	// journalSizeLimit is what SQLite truncates the log to when it starts
 	// over from its beginning (journal_size_limit).
 	journalSizeLimit = 16 << 20
@@ -77,19 +129,31 @@ const (
 
 // checkpointer keeps the write-ahead log of one SQLite file short.
 type checkpointer struct {
-	db   *sql.DB
-	gate *writeGate
-	wal  string // path of the log file
-	max  int64  // truncateAbove
-	stop chan struct{}
-	done chan struct{}
-	once sync.Once
+	db     *sql.DB // its own connection, apart from the pool
+	gate   *writeGate
+	wal    string // path of the log file
+	max    int64  // truncateAbove
+	long   int    // restartAbove
+	behind bool   // the last round left pages in the log (readers used them)
+	quit   chan struct{}
+	done   chan struct{}
+	once   sync.Once
 }
 
-func startCheckpointer(db *sql.DB, gate *writeGate, path string) *checkpointer {
-	c := &checkpointer{db: db, gate: gate, wal: path + "-wal", max: truncateAbove, stop: make(chan struct{}), done: make(chan struct{})}
+// startCheckpointer starts the checkpoints of the SQLite file at path, on a
+// connection of its own.
+func startCheckpointer(path string, gate *writeGate) (*checkpointer, error) {
+	db, err := sql.Open("sqlite", sqliteDSN(path, checkpointWait))
+	if err != nil {
+		return nil, fmt.Errorf("open sqlite: %w", err)
+	}
+	db.SetMaxOpenConns(1)
+	db.SetMaxIdleConns(1)
+	db.SetConnMaxIdleTime(0)
+	c := &checkpointer{db: db, gate: gate, wal: path + "-wal", max: truncateAbove, long: restartAbove, quit: make(chan struct{}), done: make(chan struct{})}
+	gate.handoff = make(chan struct{}, 1)
 	go c.run()
-	return c
+	return c, nil
 }
 
 func (c *checkpointer) run() {
@@ -98,20 +162,32 @@ func (c *checkpointer) run() {
 	defer t.Stop()
 	for {
 		select {
-		case <-c.stop:
+		case <-c.quit:
 			return
+		case <-c.gate.handoff: // a writer passed the gate on
 		case <-t.C:
+			if c.gate.writes.Load() == 0 && !c.behind {
+				continue
+			}
+			// While the loop waits its turn, a writer may hand it the
+			// gate instead.
+			select {
+			case c.gate.ch <- struct{}{}:
+			case <-c.gate.handoff:
+			case <-c.quit:
+				return
+			}
 		}
-		if err := c.checkpoint(context.Background()); err != nil {
+		err := c.copyLog(context.Background())
+		c.gate.release()
+		if err != nil {
 			slog.Warn("sqlite checkpoint", "err", err)
 		}
 	}
 }
 
-// checkpoint copies the log into the database between two writes
-// (PASSIVE, with this process's writers held at the gate: a write waits for
-// it as it would for another write), and truncates a log file grown past
-// c.max.
+// checkpoint is one round outside the loop: it holds this process's writers
+// at the gate while copyLog runs.
 func (c *checkpointer) checkpoint(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
@@ -119,9 +195,28 @@ func (c *checkpointer) checkpoint(ctx context.Context) error {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	defer c.gate.release()
+	return c.copyLog(ctx)
+}
+
+// copyLog copies the log into the database (PASSIVE: it leaves the pages
+// that readers still use), waits for readers to leave a log longer than
+// c.long pages (RESTART), and truncates a log file grown past c.max. The
+// caller holds the gate.
+func (c *checkpointer) copyLog(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	c.gate.writes.Store(0)
 	var busy, frames, copied int
 	if err := c.db.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &frames, &copied); err != nil {
+		c.behind = true
 		return fmt.Errorf("passive: %w", err)
+	}
+	c.behind = copied < frames
+	if frames > c.long {
+		if err := c.db.QueryRowContext(ctx, "PRAGMA wal_checkpoint(RESTART)").Scan(&busy, &frames, &copied); err != nil {
+			return fmt.Errorf("restart: %w", err)
+		}
+		c.behind = busy != 0 || copied < frames
 	}
 	if st, err := os.Stat(c.wal); err != nil || st.Size() <= c.max {
 		return nil
@@ -132,10 +227,23 @@ func (c *checkpointer) checkpoint(ctx context.Context) error {
 	return nil
 }
 
-// close stops the loop and waits for it.
-func (c *checkpointer) close() {
+// stop ends the rounds and waits for the loop. It takes the gate first, so
+// that a writer who handed it over has its round and the writers after see
+// that no checkpointer takes the gate any more.
+func (c *checkpointer) stop() {
 	c.once.Do(func() {
-		close(c.stop)
+		c.gate.closed.Store(true)
+		err := c.gate.acquire(context.Background())
+		close(c.quit)
 		<-c.done
+		if err == nil {
+			c.gate.release()
+		}
 	})
+}
+
+// close stops the rounds and closes the checkpointer's connection.
+func (c *checkpointer) close() error {
+	c.stop()
+	return c.db.Close()
 }

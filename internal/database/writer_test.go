@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestCheckpointTruncatesLog: the connections leave checkpoints to the
@@ -19,7 +20,7 @@ func TestCheckpointTruncatesLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	db.ckpt.close() // rounds run only when the test asks
+	db.ckpt.stop() // rounds run only when the test asks
 	db.ckpt.max = 64 << 10
 
 	for _, p := range []struct {
@@ -59,5 +60,142 @@ func TestCheckpointTruncatesLog(t *testing.T) {
 	var n int
 	if err := db.SQL.QueryRowContext(ctx, "SELECT COUNT(*) FROM t").Scan(&n); err != nil || n != rows {
 		t.Fatalf("count = %d (%v), want %d", n, err, rows)
+	}
+}
+
+// TestGateHandsOverAfterWrites: the writer whose commit makes
+// checkpointAfter since the last round does not release the gate but hands it
+// to the checkpointer; writers that committed nothing never do.
+func TestGateHandsOverAfterWrites(t *testing.T) {
+	ctx := context.Background()
+	g := newWriteGate()
+	g.handoff = make(chan struct{}, 1)
+	for i := range checkpointAfter - 1 {
+		if err := g.acquire(ctx); err != nil {
+			t.Fatal(err)
+		}
+		g.leave(true)
+		if len(g.handoff) != 0 {
+			t.Fatalf("handed over after %d writes, want %d", i+1, checkpointAfter)
+		}
+	}
+	if err := g.acquire(ctx); err != nil {
+		t.Fatal(err)
+	}
+	g.leave(false) // a rollback
+	if len(g.handoff) != 0 {
+		t.Fatal("a writer that committed nothing handed over the gate")
+	}
+	if err := g.acquire(ctx); err != nil {
+		t.Fatal(err)
+	}
+	g.leave(true)
+	select {
+	case <-g.handoff:
+	default:
+		t.Fatalf("no handover after %d writes", checkpointAfter)
+	}
+	short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+	defer cancel()
+	if err := g.acquire(short); err == nil {
+		t.Fatal("the gate was free while the checkpointer held it")
+	}
+	g.release() // the checkpointer's round is over
+	if err := g.acquire(ctx); err != nil {
+		t.Fatal(err)
+	}
+	g.closed.Store(true)
+	g.writes.Store(checkpointAfter)
+	g.leave(true)
+	if len(g.handoff) != 0 {
+		t.Fatal("handed over to a stopped checkpointer")
+	}
+}
+
+// TestLoopTakesHandoverWhileWaiting: a round of the clock that waits for the
+// gate takes it as well from a writer who hands it over (it once waited out
+// its 5 s timeout instead, with every writer queued behind).
+func TestLoopTakesHandoverWhileWaiting(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "handover.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	g := db.ckpt.gate
+	if err := g.acquire(ctx); err != nil {
+		t.Fatal(err)
+	}
+	g.writes.Store(checkpointAfter - 1)
+	time.Sleep(3 * checkpointEvery) // the loop's round now waits for the gate
+	g.leave(true)
+	short, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	if err := g.acquire(short); err != nil {
+		t.Fatalf("gate still held after the handover: %v", err)
+	}
+	g.release()
+}
+
+// TestRoundWaitsBrieflyForReaders: a round over a long log waits for the
+// readers still using it (RESTART), so that the next write starts the log
+// over; a reader that stays holds the writers back checkpointWait at most,
+// not busy_timeout, and the log is left for a later round.
+func TestRoundWaitsBrieflyForReaders(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "readers.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.ckpt.stop() // rounds run only when the test asks
+	db.ckpt.long = 8
+	insert := func(n int) {
+		t.Helper()
+		for range n {
+			if _, err := db.SQL.ExecContext(ctx, "INSERT INTO t VALUES (?)", strings.Repeat("x", 4<<10)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, err := db.SQL.ExecContext(ctx, "CREATE TABLE t (v TEXT)"); err != nil {
+		t.Fatal(err)
+	}
+	insert(4)
+	reader, err := db.SQL.QueryContext(ctx, "SELECT v FROM t") // a read transaction, open until Close
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reader.Next() {
+		t.Fatal("no rows")
+	}
+	insert(16)
+	start := time.Now()
+	if err := db.ckpt.checkpoint(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 2*time.Second || !db.ckpt.behind {
+		t.Fatalf("round beside a reader took %s, behind %v; want under 2 s and behind", took, db.ckpt.behind)
+	}
+	// The reader leaves during the next round, which waits for it: the
+	// write right after starts the log over (after a passive round it
+	// would find the reader still there, and append).
+	go func() {
+		time.Sleep(checkpointWait / 4)
+		reader.Close()
+	}()
+	if err := db.ckpt.checkpoint(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if db.ckpt.behind {
+		t.Fatal("behind after the reader left")
+	}
+	insert(1)
+	var busy, frames, copied int
+	if err := db.SQL.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &frames, &copied); err != nil {
+		t.Fatal(err)
+	}
+	if frames > 4 {
+		t.Fatalf("log holds %d pages after one write; want it started over", frames)
 	}
 }
