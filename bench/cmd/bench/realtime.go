@@ -40,12 +40,21 @@ type realtimeResult struct {
 	P50, P99, Max         time.Duration // write (event timestamp) to subscriber
 	RSSBefore, RSSWith    int64         // server RSS (VmRSS) without and with the streams
 	CreateWithout, Create float64       // POST /v1/items per second, without and with the streams
-	Errors                int
-	FirstError            string
+	// What the creates cost, without and with the streams: the server's
+	// CPU and write syscalls over the creates made, and the share of its
+	// CPU the load generator used (which also reads the streams).
+	ServerWithout, ServerWith spent
+	CreatesWithout, Creates   int64
+	LoadWithout, LoadWith     spent
+	Errors                    int
+	FirstError                string
+	// Dropped streams were ended by the server before the end of the row.
+	Dropped      int
+	FirstDropped string
 }
 
 func (r realtimeResult) verdict() string {
-	ok := r.P99 <= realtimeMaxP99 && r.Delivered == r.Expected && r.Create >= realtimeMinRatio*r.CreateWithout
+	ok := r.P99 <= realtimeMaxP99 && r.Delivered == r.Expected && r.Create >= realtimeMinRatio*r.CreateWithout && r.Dropped == 0
 	if ok {
 		return "ok"
 	}
@@ -63,10 +72,22 @@ func (r realtimeResult) print(w io.Writer, markdown bool) {
 		ms(r.P50), ms(r.P99), ms(realtimeMaxP99), ms(r.Max), mib(r.RSSBefore), mib(r.RSSWith))
 	fmt.Fprintf(w, "%sPOST /v1/items with the %d subscribers connected: %.0f/s vs %.0f/s without = %s (target ≥ %.1f×): %s\n",
 		p, r.Subscribers, r.Create, r.CreateWithout, throughputRatio(r.Create, r.CreateWithout), realtimeMinRatio, r.verdict())
+	if r.CreatesWithout > 0 && r.Creates > 0 {
+		cpu0, sys0, w0 := r.ServerWithout.perOp(r.CreatesWithout)
+		cpu1, sys1, w1 := r.ServerWith.perOp(r.Creates)
+		fmt.Fprintf(w, "%sper create without → with the subscribers: server CPU %.0f → %.0f µs (system %.0f → %.0f), server write syscalls %.1f → %.1f; server busy %.0f%% → %.0f%%, load generator busy %.0f%% → %.0f%% of its CPU\n",
+			p, cpu0, cpu1, sys0, sys1, w0, w1, 100*r.ServerWithout.busy(), 100*r.ServerWith.busy(), 100*r.LoadWithout.busy(), 100*r.LoadWith.busy())
+	}
+	if r.Dropped > 0 {
+		fmt.Fprintf(w, "%s%d of the %d streams ended by the server before the end, first: %s\n", p, r.Dropped, r.Subscribers, r.FirstDropped)
+	}
 	if r.Errors > 0 {
 		fmt.Fprintf(w, "%s%d errors, first: %s\n", p, r.Errors, r.FirstError)
 	}
 }
+
+// pid is the process id, as /proc names it.
+func (p *process) pid() string { return strconv.Itoa(p.cmd.Process.Pid) }
 
 // currentRSS is the process's resident set size now (VmRSS) in bytes.
 func (p *process) currentRSS() int64 {
@@ -85,8 +106,8 @@ func (p *process) currentRSS() int64 {
 }
 
 // createRate drives POST /v1/items with conns closed-loop workers for d and
-// returns the successful creates per second.
-func createRate(ctx context.Context, client *http.Client, base string, fx *fixture, conns int, d time.Duration, errs *errorTally) float64 {
+// returns the successful creates per second, and how many.
+func createRate(ctx context.Context, client *http.Client, base string, fx *fixture, conns int, d time.Duration, errs *errorTally) (float64, int64) {
 	create := rows[slices.IndexFunc(rows, func(r row) bool { return r.name == "create" })]
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
@@ -121,7 +142,7 @@ func createRate(ctx context.Context, client *http.Client, base string, fx *fixtu
 		}()
 	}
 	wg.Wait()
-	return float64(done.Load()) / time.Since(start).Seconds()
+	return float64(done.Load()) / time.Since(start).Seconds(), done.Load()
 }
 
 // errorTally counts errors and keeps the first.
@@ -150,7 +171,9 @@ func measureRealtime(ctx context.Context, srv *process, fx *fixture, o options, 
 
 	progress("realtime: POST /v1/items for %s without subscribers", d)
 	createRate(ctx, client, srv.base, fx, o.conns, o.warmup, &errs)
-	r.CreateWithout = createRate(ctx, client, srv.base, fx, o.conns, d, &errs)
+	srv0, load0 := readUsage(srv.pid()), readUsage("self")
+	r.CreateWithout, r.CreatesWithout = createRate(ctx, client, srv.base, fx, o.conns, d, &errs)
+	r.ServerWithout, r.LoadWithout = readUsage(srv.pid()).since(srv0), readUsage("self").since(load0)
 	r.RSSBefore = srv.currentRSS()
 
 	progress("realtime: opening %d SSE subscribers", realtimeSubs)
@@ -163,6 +186,10 @@ func measureRealtime(ctx context.Context, srv *process, fx *fixture, o options, 
 		lats      = make([]time.Duration, 0, realtimeSubs*realtimeRate*int(d/time.Second+1)/len(fx.tokens))
 		opened    sync.WaitGroup
 		readers   sync.WaitGroup
+		// dropped counts the streams the server ended while they were
+		// still wanted (SLOW_CONSUMER): the creates that follow then reach
+		// fewer subscribers, and their rate says nothing of the row.
+		dropped errorTally
 	)
 	opened.Add(realtimeSubs)
 	for i := range realtimeSubs {
@@ -184,8 +211,17 @@ func measureRealtime(ctx context.Context, srv *process, fx *fixture, o options, 
 				return
 			}
 			sc := bufio.NewScanner(res.Body)
+			errorEvent := false
 			for sc.Scan() {
 				line := sc.Bytes()
+				if bytes.Equal(line, []byte("event: error")) {
+					errorEvent = true
+					continue
+				}
+				if errorEvent {
+					dropped.add("stream ended: " + truncate(line))
+					return
+				}
 				data, ok := bytes.CutPrefix(line, []byte("data: "))
 				if !ok || !measuring.Load() {
 					continue
@@ -200,6 +236,9 @@ func measureRealtime(ctx context.Context, srv *process, fx *fixture, o options, 
 				latMu.Lock()
 				lats = append(lats, now.Sub(ts))
 				latMu.Unlock()
+			}
+			if subCtx.Err() == nil {
+				dropped.add(fmt.Sprintf("stream ended early: %v", sc.Err()))
 			}
 		}()
 	}
@@ -266,7 +305,9 @@ loop:
 	if prof != nil {
 		profDone = prof.cpu(ctx, "server", "realtime", d)
 	}
-	r.Create = createRate(ctx, client, srv.base, fx, o.conns, d, &errs)
+	srv0, load0 = readUsage(srv.pid()), readUsage("self")
+	r.Create, r.Creates = createRate(ctx, client, srv.base, fx, o.conns, d, &errs)
+	r.ServerWith, r.LoadWith = readUsage(srv.pid()).since(srv0), readUsage("self").since(load0)
 	if profDone != nil {
 		if err := <-profDone; err != nil {
 			return r, err
@@ -274,6 +315,7 @@ loop:
 	}
 	closeSubs()
 	readers.Wait()
+	r.Dropped, r.FirstDropped = dropped.n, dropped.first
 	r.Errors, r.FirstError = errs.n, errs.first
 	if r.Delivered == 0 {
 		return r, errors.New("no event reached a subscriber")
