@@ -242,6 +242,7 @@ func plainResolve(fn *ast.FuncDecl) (*ast.CallExpr, string) {
 //	}
 //	return serial.Object(fields, out.Values)
 //
+// (`return out.Object(fields)` where the values are in a serial.Fields),
 // or, for a type none of whose fields can be deferred, into the return
 // alone, without the deferred field set and map declared for nothing.
 // ProcessDeferredGroup returns at once when nothing is deferred, but its
@@ -267,11 +268,15 @@ func objectTail(fn *ast.FuncDecl) bool {
 	object := &ast.ReturnStmt{Results: []ast.Expr{invoke(dot("serial", "Object"),
 		ast.NewIdent("fields"),
 		dot("out", "Values"))}}
+	// An object whose values are in a serial.Fields is written from the
+	// allocation that holds them.
+	fieldsObject := &ast.ReturnStmt{Results: []ast.Expr{invoke(dot("out", "Object"), ast.NewIdent("fields"))}}
 	if fn.Name.Name != "_Query" && fn.Name.Name != "_Mutation" && fn.Name.Name != "_Subscription" && inPlace(fn.Body) {
 		// The object's resolver fields now resolve in the loop too.
 		for _, st := range list {
 			if declares(st, "out") {
 				st.(*ast.AssignStmt).Rhs = []ast.Expr{newFields()}
+				object = fieldsObject
 			}
 		}
 	}
@@ -289,6 +294,7 @@ func objectTail(fn *ast.FuncDecl) bool {
 			for _, st := range kept {
 				if declares(st, "out") {
 					st.(*ast.AssignStmt).Rhs = []ast.Expr{newFields()}
+					object = fieldsObject
 				}
 			}
 		}

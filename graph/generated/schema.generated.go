@@ -522,7 +522,7 @@ func (ec *executionContext) _ItemEvent(ctx context.Context, sel ast.SelectionSet
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
-	return serial.Object(fields, out.Values)
+	return out.Object(fields)
 
 }
 
@@ -581,7 +581,7 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
-	return serial.Object(fields, out.Values)
+	return out.Object(fields)
 
 }
 
@@ -639,7 +639,7 @@ func (ec *executionContext) _Token(ctx context.Context, sel ast.SelectionSet, ob
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
-	return serial.Object(fields, out.Values)
+	return out.Object(fields)
 
 }
 

@@ -85,6 +85,13 @@ func TestObject(t *testing.T) {
 			if got.String() != tc.want {
 				t.Errorf("Object wrote %s, want %s", got.String(), tc.want)
 			}
+			f := NewFields(len(tc.values))
+			copy(f.Values, tc.values)
+			var viaFields bytes.Buffer
+			f.Object(tc.fields).MarshalGQL(&viaFields)
+			if viaFields.String() != tc.want {
+				t.Errorf("Fields.Object wrote %s, want %s", viaFields.String(), tc.want)
+			}
 			fs := graphql.NewFieldSet(tc.fields)
 			copy(fs.Values, tc.values)
 			var gqlgen bytes.Buffer
@@ -143,5 +150,24 @@ func TestField(t *testing.T) {
 				t.Errorf("errors %v, want %d", errs, tc.errs)
 			}
 		})
+	}
+}
+
+// TestNewFields: n values, held with the object in one allocation up to 16
+// fields.
+func TestNewFields(t *testing.T) {
+	for n := range 20 {
+		var f Fields
+		allocs := testing.AllocsPerRun(10, func() { f = NewFields(n) })
+		if len(f.Values) != n {
+			t.Errorf("NewFields(%d): %d values", n, len(f.Values))
+		}
+		want := 1.0
+		if n > 16 {
+			want = 2
+		}
+		if allocs != want {
+			t.Errorf("NewFields(%d): %v allocations, want %v", n, allocs, want)
+		}
 	}
 }
