@@ -639,6 +639,12 @@ func plainScalar(fn *ast.FuncDecl, schema *gqlast.Schema, identities map[string]
 			// An enum that marshals itself: a pointer to it does too,
 			// and an interface holds a pointer without an allocation.
 			result = ref
+			if schema.Types[fd.Type.Name()].Kind == gqlast.Enum {
+				// ent's and gqlgen's enums marshal with strconv.Quote,
+				// which allocates; serial.Enum writes a value that
+				// needs no escaping (a GraphQL name) as it is.
+				result = invoke(dot("serial", "Enum"), ref)
+			}
 		}
 	case "marshalNTime2timeᚐTime":
 		if objPointer(fn) {

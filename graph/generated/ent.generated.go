@@ -306,7 +306,7 @@ func (ec *executionContext) fieldContext_Item_description(_ context.Context, fie
 }
 
 func (ec *executionContext) _Item_status(ctx context.Context, field graphql.CollectedField, obj *ent.Item) (ret graphql.Marshaler) {
-	return &obj.Status
+	return serial.Enum(&obj.Status)
 
 }
 func (ec *executionContext) fieldContext_Item_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -861,7 +861,7 @@ func (ec *executionContext) fieldContext_User_name(_ context.Context, field grap
 }
 
 func (ec *executionContext) _User_role(ctx context.Context, field graphql.CollectedField, obj *ent.User) (ret graphql.Marshaler) {
-	return &obj.Role
+	return serial.Enum(&obj.Role)
 
 }
 func (ec *executionContext) fieldContext_User_role(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {

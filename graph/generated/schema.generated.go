@@ -137,7 +137,7 @@ func (ec *executionContext) fieldContext_ItemEvent_id(_ context.Context, field g
 }
 
 func (ec *executionContext) _ItemEvent_type(ctx context.Context, field graphql.CollectedField, obj *model.ItemEvent) (ret graphql.Marshaler) {
-	return &obj.Type
+	return serial.Enum(&obj.Type)
 
 }
 func (ec *executionContext) fieldContext_ItemEvent_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
