@@ -37,15 +37,16 @@ func MarshalSlice(
 	marshalElement func(ctx context.Context, i int) graphql.Marshaler,
 ) graphql.Array {
 	ret := make(graphql.Array, length)
-	// One allocation for every element's field context and index, rather
-	// than two per element.
-	fcs := make([]graphql.FieldContext, length)
-	index := make([]int, length)
+	// One allocation for the elements' field contexts, indexes and
+	// contexts: graphql.WithFieldContext would make a context per element.
+	elems := make([]element, length)
+	parent := graphql.GetFieldContext(ctx)
 	failed := false
 	for i := range length {
-		index[i] = i
-		fcs[i].Index = &index[i]
-		childCtx := graphql.WithFieldContext(ctx, &fcs[i])
+		e := &elems[i]
+		e.index = i
+		e.fc.Index = &e.index
+		childCtx := withElementContext(ctx, parent, e)
 		if omitPanicHandler {
 			ret[i] = marshalElement(childCtx, i)
 			continue
@@ -64,6 +65,61 @@ func MarshalSlice(
 		return nil
 	}
 	return ret
+}
+
+// element is what MarshalSlice makes for one element of a list.
+type element struct {
+	fc    graphql.FieldContext
+	index int
+	ctx   elementContext
+}
+
+// elementContext is graphql.WithFieldContext(Context, fc) made without an
+// allocation of its own: it answers gqlgen's field context key with fc and
+// every other key as its parent does.
+type elementContext struct {
+	context.Context
+	fc *graphql.FieldContext
+}
+
+// Value implements context.Context.
+func (c *elementContext) Value(key any) any {
+	if key == fieldContextKey {
+		return c.fc
+	}
+	return c.Context.Value(key)
+}
+
+// fieldContextKey is the key under which gqlgen keeps the field context
+// (an unexported value of package graphql), learnt once by asking a
+// context that records the key it is asked for.
+var fieldContextKey = func() any {
+	var r keyRecorder
+	graphql.GetFieldContext(&r)
+	return r.key
+}()
+
+// keyRecorder is a context that records the last key it was asked for.
+type keyRecorder struct {
+	context.Context
+	key any
+}
+
+// Value implements context.Context.
+func (r *keyRecorder) Value(key any) any {
+	r.key = key
+	return nil
+}
+
+// withElementContext returns graphql.WithFieldContext(ctx, &e.fc), in e
+// when gqlgen's key is known (parent is the field context of ctx).
+func withElementContext(ctx context.Context, parent *graphql.FieldContext, e *element) context.Context {
+	if fieldContextKey == nil {
+		return graphql.WithFieldContext(ctx, &e.fc)
+	}
+	e.fc.Parent = parent
+	e.ctx = elementContext{Context: ctx, fc: &e.fc}
+	return &e.ctx
 }
 
 // Value marshals a scalar field read straight from its object (the

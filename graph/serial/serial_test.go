@@ -3,6 +3,7 @@ package serial
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -27,11 +28,22 @@ func TestMarshalSlice(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := graphql.WithResponseContext(context.Background(), graphql.DefaultErrorPresenter, graphql.DefaultRecover)
-			ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{})
+			list := &graphql.FieldContext{Field: graphql.CollectedField{Field: &ast.Field{Alias: "edges"}}}
+			ctx = graphql.WithFieldContext(ctx, list)
+			ctx = context.WithValue(ctx, outerKey{}, "outer")
 			var seen []int
 			ret := MarshalSlice(ctx, tc.length, 0, tc.omitPanics, func(ctx context.Context, i int) graphql.Marshaler {
 				if got := *graphql.GetFieldContext(ctx).Index; got != i {
 					t.Errorf("element %d sees index %d", i, got)
+				}
+				if got := graphql.GetFieldContext(ctx).Parent; got != list {
+					t.Errorf("element %d: parent field context %p, want the list's %p", i, got, list)
+				}
+				if got := graphql.GetPath(ctx).String(); got != fmt.Sprintf("edges[%d]", i) {
+					t.Errorf("element %d: path %s", i, got)
+				}
+				if got := ctx.Value(outerKey{}); got != "outer" {
+					t.Errorf("element %d: a value of the list's context is %v", i, got)
 				}
 				seen = append(seen, i)
 				if i == tc.panicAt {
@@ -56,6 +68,9 @@ func TestMarshalSlice(t *testing.T) {
 		})
 	}
 }
+
+// outerKey is a context key set above a list.
+type outerKey struct{}
 
 // TestObject: Object writes what gqlgen's FieldSet writes for the same
 // resolved fields, a null for a value never resolved instead of a panic.
