@@ -22,6 +22,9 @@ type account struct {
 	keys      *ratelimit.Limiter
 	anonymous bool
 	c         *gin.Context
+	// token is the request's bearer token, for a stream to check again
+	// (tokenFrom).
+	token string
 
 	// charged and decision are the outcome of the charge, for the response's
 	// extensions.cost.
@@ -58,6 +61,7 @@ func billing(keys, anonymous *ratelimit.Limiter) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		ctx := c.Request.Context()
 		a := &account{c: c, keys: keys}
+		a.token, _ = rest.Bearer(c.GetHeader("Authorization"))
 		if v, ok := viewer.FromContext(ctx); ok {
 			a.limiter, a.id = keys, v.KeyID
 		} else {

@@ -112,29 +112,31 @@ func price(schema *ast.Schema, op *ast.OperationDefinition, vars map[string]any,
 // flatten lists the fields of set with fragments spread in place, and
 // refuses a set wider than maxSelectionWidth.
 func (p *pricer) flatten(set ast.SelectionSet) []*ast.Field {
-	var out []*ast.Field
-	var walk func(ast.SelectionSet)
-	walk = func(set ast.SelectionSet) {
-		for _, sel := range set {
-			if len(out) > maxSelectionWidth {
-				return
-			}
-			switch s := sel.(type) {
-			case *ast.Field:
-				out = append(out, s)
-			case *ast.FragmentSpread:
-				if s.Definition != nil {
-					walk(s.Definition.SelectionSet)
-				}
-			case *ast.InlineFragment:
-				walk(s.SelectionSet)
-			}
-		}
-	}
-	walk(set)
+	out := appendFields(make([]*ast.Field, 0, len(set)), set)
 	if len(out) > maxSelectionWidth {
 		p.stop("width")
 		return nil
+	}
+	return out
+}
+
+// appendFields appends the fields of set to out, fragments spread in place,
+// until there are more than maxSelectionWidth.
+func appendFields(out []*ast.Field, set ast.SelectionSet) []*ast.Field {
+	for _, sel := range set {
+		if len(out) > maxSelectionWidth {
+			return out
+		}
+		switch s := sel.(type) {
+		case *ast.Field:
+			out = append(out, s)
+		case *ast.FragmentSpread:
+			if s.Definition != nil {
+				out = appendFields(out, s.Definition.SelectionSet)
+			}
+		case *ast.InlineFragment:
+			out = appendFields(out, s.SelectionSet)
+		}
 	}
 	return out
 }
@@ -187,12 +189,11 @@ func (p *pricer) field(f *ast.Field, mult int) {
 // connection prices a page of a list: what each edge asks for times the
 // page size, and a scan for a filter or a total the counters cannot answer.
 func (p *pricer) connection(f *ast.Field, mult int) {
-	args := f.ArgumentMap(p.vars)
-	where := args["where"]
+	where := argument(f, "where", p.vars)
 	if !onlyFields(where, cheapFilters) {
 		p.scan(mult)
 	}
-	page := max(pageSize(intArg(args["first"]), intArg(args["last"])), 1)
+	page := max(pageSize(intArg(argument(f, "first", p.vars)), intArg(argument(f, "last", p.vars))), 1)
 	for _, c := range p.flatten(f.SelectionSet) {
 		if p.Over != "" {
 			return

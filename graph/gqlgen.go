@@ -242,6 +242,7 @@ func plainResolve(fn *ast.FuncDecl) (*ast.CallExpr, string) {
 //	}
 //	return serial.Object(fields, out.Values)
 //
+// (`return out.Object(fields)` where the values are in a serial.Fields),
 // or, for a type none of whose fields can be deferred, into the return
 // alone, without the deferred field set and map declared for nothing.
 // ProcessDeferredGroup returns at once when nothing is deferred, but its
@@ -267,11 +268,15 @@ func objectTail(fn *ast.FuncDecl) bool {
 	object := &ast.ReturnStmt{Results: []ast.Expr{invoke(dot("serial", "Object"),
 		ast.NewIdent("fields"),
 		dot("out", "Values"))}}
+	// An object whose values are in a serial.Fields is written from the
+	// allocation that holds them.
+	fieldsObject := &ast.ReturnStmt{Results: []ast.Expr{invoke(dot("out", "Object"), ast.NewIdent("fields"))}}
 	if fn.Name.Name != "_Query" && fn.Name.Name != "_Mutation" && fn.Name.Name != "_Subscription" && inPlace(fn.Body) {
 		// The object's resolver fields now resolve in the loop too.
 		for _, st := range list {
 			if declares(st, "out") {
 				st.(*ast.AssignStmt).Rhs = []ast.Expr{newFields()}
+				object = fieldsObject
 			}
 		}
 	}
@@ -289,6 +294,7 @@ func objectTail(fn *ast.FuncDecl) bool {
 			for _, st := range kept {
 				if declares(st, "out") {
 					st.(*ast.AssignStmt).Rhs = []ast.Expr{newFields()}
+					object = fieldsObject
 				}
 			}
 		}
@@ -633,6 +639,12 @@ func plainScalar(fn *ast.FuncDecl, schema *gqlast.Schema, identities map[string]
 			// An enum that marshals itself: a pointer to it does too,
 			// and an interface holds a pointer without an allocation.
 			result = ref
+			if schema.Types[fd.Type.Name()].Kind == gqlast.Enum {
+				// ent's and gqlgen's enums marshal with strconv.Quote,
+				// which allocates; serial.Enum writes a value that
+				// needs no escaping (a GraphQL name) as it is.
+				result = invoke(dot("serial", "Enum"), ref)
+			}
 		}
 	case "marshalNTime2timeᚐTime":
 		if objPointer(fn) {

@@ -35,7 +35,7 @@ type MountOptions struct {
 // Mount serves h at /graphql on e, and GraphiQL at /playground. Every
 // failure of the shared middleware is rendered GraphQL-shaped.
 func Mount(e *gin.Engine, h http.Handler, opts MountOptions) {
-	chain := []gin.HandlerFunc{rest.GraphQLErrors, rest.LimitBody, jsonBody, rest.ClientAddr, streamDeadlines, streamToken}
+	chain := []gin.HandlerFunc{rest.GraphQLErrors, rest.LimitBody, jsonBody, rest.ClientAddr, streamDeadlines}
 	if opts.Authenticate != nil {
 		chain = append(chain, whenAuthorized(opts.Authenticate))
 	}

@@ -79,21 +79,23 @@ func websocketTransport(svc *service.Service, origins []string) wsTransport {
 
 type tokenKey struct{}
 
-// withToken keeps the token a stream was opened with, to check it again.
+// withToken keeps the token a stream was opened with, to check it again
+// (graphql-ws: the token of connection_init).
 func withToken(ctx context.Context, token string) context.Context {
 	return context.WithValue(ctx, tokenKey{}, token)
 }
 
+// tokenFrom is the token a stream was opened with: connection_init's, or
+// the bearer token of the request (SSE), which billing keeps in the
+// request's account rather than in a context of its own.
 func tokenFrom(ctx context.Context) string {
-	t, _ := ctx.Value(tokenKey{}).(string)
-	return t
-}
-
-// streamToken puts the request's bearer token in its context (SSE).
-func streamToken(c *gin.Context) {
-	if t, ok := rest.Bearer(c.GetHeader("Authorization")); ok {
-		c.Request = c.Request.WithContext(withToken(c.Request.Context(), t))
+	if t, ok := ctx.Value(tokenKey{}).(string); ok {
+		return t
 	}
+	if a := accountFrom(ctx); a != nil {
+		return a.token
+	}
+	return ""
 }
 
 // streamDeadlines lifts the server's read and write timeouts from a request

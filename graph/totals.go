@@ -72,7 +72,7 @@ func countedConnection(oc *graphql.OperationContext, f *ast.Field) (counted, boo
 	if f == nil || f.Definition == nil || f.Definition.Type.Name() != itemConnectionType {
 		return counted{}, false
 	}
-	return countedWhere(f.ArgumentMap(oc.Variables)["where"])
+	return countedWhere(argument(f, "where", oc.Variables))
 }
 
 // withoutCountedTotals returns ctx with a field selection in which no item

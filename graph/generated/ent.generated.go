@@ -306,7 +306,7 @@ func (ec *executionContext) fieldContext_Item_description(_ context.Context, fie
 }
 
 func (ec *executionContext) _Item_status(ctx context.Context, field graphql.CollectedField, obj *ent.Item) (ret graphql.Marshaler) {
-	return &obj.Status
+	return serial.Enum(&obj.Status)
 
 }
 func (ec *executionContext) fieldContext_Item_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -861,7 +861,7 @@ func (ec *executionContext) fieldContext_User_name(_ context.Context, field grap
 }
 
 func (ec *executionContext) _User_role(ctx context.Context, field graphql.CollectedField, obj *ent.User) (ret graphql.Marshaler) {
-	return &obj.Role
+	return serial.Enum(&obj.Role)
 
 }
 func (ec *executionContext) fieldContext_User_role(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -2226,7 +2226,7 @@ func (ec *executionContext) _Item(ctx context.Context, sel ast.SelectionSet, obj
 			Context:  ctx,
 		})
 	}
-	return serial.Object(fields, out.Values)
+	return out.Object(fields)
 
 }
 
@@ -2264,7 +2264,7 @@ func (ec *executionContext) _ItemConnection(ctx context.Context, sel ast.Selecti
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
-	return serial.Object(fields, out.Values)
+	return out.Object(fields)
 
 }
 
@@ -2297,7 +2297,7 @@ func (ec *executionContext) _ItemEdge(ctx context.Context, sel ast.SelectionSet,
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
-	return serial.Object(fields, out.Values)
+	return out.Object(fields)
 
 }
 
@@ -2340,7 +2340,7 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
-	return serial.Object(fields, out.Values)
+	return out.Object(fields)
 
 }
 
@@ -2627,7 +2627,7 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 			Context:  ctx,
 		})
 	}
-	return serial.Object(fields, out.Values)
+	return out.Object(fields)
 
 }
 
@@ -2665,7 +2665,7 @@ func (ec *executionContext) _UserConnection(ctx context.Context, sel ast.Selecti
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
-	return serial.Object(fields, out.Values)
+	return out.Object(fields)
 
 }
 
@@ -2698,7 +2698,7 @@ func (ec *executionContext) _UserEdge(ctx context.Context, sel ast.SelectionSet,
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
-	return serial.Object(fields, out.Values)
+	return out.Object(fields)
 
 }
 

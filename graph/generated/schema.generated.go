@@ -137,7 +137,7 @@ func (ec *executionContext) fieldContext_ItemEvent_id(_ context.Context, field g
 }
 
 func (ec *executionContext) _ItemEvent_type(ctx context.Context, field graphql.CollectedField, obj *model.ItemEvent) (ret graphql.Marshaler) {
-	return &obj.Type
+	return serial.Enum(&obj.Type)
 
 }
 func (ec *executionContext) fieldContext_ItemEvent_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -522,7 +522,7 @@ func (ec *executionContext) _ItemEvent(ctx context.Context, sel ast.SelectionSet
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
-	return serial.Object(fields, out.Values)
+	return out.Object(fields)
 
 }
 
@@ -581,7 +581,7 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
-	return serial.Object(fields, out.Values)
+	return out.Object(fields)
 
 }
 
@@ -639,7 +639,7 @@ func (ec *executionContext) _Token(ctx context.Context, sel ast.SelectionSet, ob
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
-	return serial.Object(fields, out.Values)
+	return out.Object(fields)
 
 }
 

@@ -3,6 +3,7 @@ package serial
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -18,12 +19,23 @@ type fieldsKey struct {
 	satisfies *string
 }
 
+// fieldsEntry is one selection set's collected fields.
+type fieldsEntry struct {
+	key    fieldsKey
+	fields []graphql.CollectedField
+}
+
 // fieldsCache holds an operation's collected fields. gqlgen caches them
 // too, but builds its key with an FNV hasher on the heap on every call:
-// once per object, 20 times for a page of items.
+// once per object, 41 times for a page of items. An operation collects a
+// handful of distinct sets, read far more often than added (every item of
+// a page reads the same one): readers scan the published entries without a
+// lock; a writer fills the next entry, then publishes it. Sets beyond the
+// first len(entries) are left to gqlgen's cache.
 type fieldsCache struct {
-	mu sync.Mutex
-	m  map[fieldsKey][]graphql.CollectedField
+	n       atomic.Int32 // entries[:n] are published and never change
+	mu      sync.Mutex   // serializes writers
+	entries [8]fieldsEntry
 }
 
 const fieldsStatsKey = "serial.collectedFields"
@@ -38,17 +50,31 @@ func CollectFields(opCtx *graphql.OperationContext, sel ast.SelectionSet, satisf
 		return graphql.CollectFields(opCtx, sel, satisfies)
 	}
 	k := fieldsKey{sel: sel[0], n: len(sel), satisfies: &satisfies[0]}
-	c.mu.Lock()
-	fields, ok := c.m[k]
-	c.mu.Unlock()
-	if ok {
+	if fields, ok := c.get(k, int(c.n.Load())); ok {
 		return fields
 	}
-	fields = graphql.CollectFields(opCtx, sel, satisfies)
+	fields := graphql.CollectFields(opCtx, sel, satisfies)
 	c.mu.Lock()
-	c.m[k] = fields
-	c.mu.Unlock()
+	defer c.mu.Unlock()
+	n := int(c.n.Load())
+	if cached, ok := c.get(k, n); ok {
+		return cached // collected meanwhile by another resolver
+	}
+	if n < len(c.entries) {
+		c.entries[n] = fieldsEntry{key: k, fields: fields}
+		c.n.Store(int32(n + 1))
+	}
 	return fields
+}
+
+// get returns the fields cached under k among the first n entries.
+func (c *fieldsCache) get(k fieldsKey, n int) ([]graphql.CollectedField, bool) {
+	for i := range c.entries[:n] {
+		if e := &c.entries[i]; e.key == k {
+			return e.fields, true
+		}
+	}
+	return nil, false
 }
 
 // FieldsCache is the handler extension that gives each operation the cache
@@ -70,6 +96,6 @@ func (FieldsCache) Validate(graphql.ExecutableSchema) error { return nil }
 // cache is installed before the operation runs, while nothing reads the
 // operation's extensions concurrently.
 func (FieldsCache) MutateOperationContext(_ context.Context, opCtx *graphql.OperationContext) *gqlerror.Error {
-	opCtx.Stats.SetExtension(fieldsStatsKey, &fieldsCache{m: make(map[fieldsKey][]graphql.CollectedField, 8)})
+	opCtx.Stats.SetExtension(fieldsStatsKey, &fieldsCache{})
 	return nil
 }

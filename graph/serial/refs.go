@@ -78,3 +78,54 @@ func Time(ctx context.Context, field graphql.CollectedField, p *time.Time,
 	}
 	return scalar.TimeRef(p)
 }
+
+// Enum marshals the non-null enum field *p as its own MarshalGQL does, for
+// an enum of string kind (ent's enums and gqlgen's models), without the
+// allocation of the strconv.Quote they call: a value that is a GraphQL
+// name, as every valid one is, needs no escaping and is written as it is;
+// any other is left to the enum's MarshalGQL. The generator
+// (graph/gqlgen.go) points enum fields of objects here.
+func Enum[T interface {
+	~string
+	graphql.Marshaler
+}](p *T) graphql.Marshaler {
+	return enum[T]{p}
+}
+
+// enum is a pointer to an enum value; a struct of one pointer is held by
+// an interface without an allocation.
+type enum[T interface {
+	~string
+	graphql.Marshaler
+}] struct{ p *T }
+
+// MarshalGQL implements graphql.Marshaler.
+func (e enum[T]) MarshalGQL(w io.Writer) {
+	s := string(*e.p)
+	if !isName(s) {
+		(*e.p).MarshalGQL(w)
+		return
+	}
+	if buf, ok := w.(*bytes.Buffer); ok {
+		buf.WriteByte('"')
+		buf.WriteString(s)
+		buf.WriteByte('"')
+		return
+	}
+	_, _ = io.WriteString(w, `"`+s+`"`)
+}
+
+// isName reports whether s is a GraphQL name ([_A-Za-z][_0-9A-Za-z]*),
+// which strconv.Quote writes between quotes unchanged.
+func isName(s string) bool {
+	if s == "" || ('0' <= s[0] && s[0] <= '9') {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '_' && !('0' <= c && c <= '9') && !('a' <= c && c <= 'z') && !('A' <= c && c <= 'Z') {
+			return false
+		}
+	}
+	return true
+}

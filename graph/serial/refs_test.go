@@ -3,6 +3,8 @@ package serial
 import (
 	"bytes"
 	"context"
+	"io"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -61,5 +63,36 @@ func TestTime(t *testing.T) {
 				t.Errorf("wrote %s, want %s", buf.String(), tc.want)
 			}
 		})
+	}
+}
+
+// enumValue is an enum of string kind that marshals as ent's do.
+type enumValue string
+
+func (e enumValue) MarshalGQL(w io.Writer) { _, _ = io.WriteString(w, strconv.Quote(string(e))) }
+
+// TestEnum: byte for byte what the enum's own MarshalGQL writes, into a
+// bytes.Buffer or any other writer, without an allocation for a name.
+func TestEnum(t *testing.T) {
+	for _, v := range []enumValue{"ACTIVE", "in_review", "_x9", "", "9LIVES", "a b", `q"uote`, "é"} {
+		var want bytes.Buffer
+		v.MarshalGQL(&want)
+		var buf bytes.Buffer
+		buf.WriteString("x")
+		Enum(&v).MarshalGQL(&buf)
+		if got := strings.TrimPrefix(buf.String(), "x"); got != want.String() {
+			t.Errorf("%q into a bytes.Buffer: %s, want %s", v, got, want.String())
+		}
+		var sb strings.Builder
+		Enum(&v).MarshalGQL(plainWriter{&sb})
+		if sb.String() != want.String() {
+			t.Errorf("%q into another writer: %s, want %s", v, sb.String(), want.String())
+		}
+	}
+	v := enumValue("ARCHIVED")
+	var buf bytes.Buffer
+	buf.Grow(64)
+	if n := testing.AllocsPerRun(10, func() { buf.Reset(); Enum(&v).MarshalGQL(&buf) }); n != 0 {
+		t.Errorf("%v allocations, want 0", n)
 	}
 }

@@ -3,6 +3,7 @@ package serial
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -27,11 +28,22 @@ func TestMarshalSlice(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := graphql.WithResponseContext(context.Background(), graphql.DefaultErrorPresenter, graphql.DefaultRecover)
-			ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{})
+			list := &graphql.FieldContext{Field: graphql.CollectedField{Field: &ast.Field{Alias: "edges"}}}
+			ctx = graphql.WithFieldContext(ctx, list)
+			ctx = context.WithValue(ctx, outerKey{}, "outer")
 			var seen []int
 			ret := MarshalSlice(ctx, tc.length, 0, tc.omitPanics, func(ctx context.Context, i int) graphql.Marshaler {
 				if got := *graphql.GetFieldContext(ctx).Index; got != i {
 					t.Errorf("element %d sees index %d", i, got)
+				}
+				if got := graphql.GetFieldContext(ctx).Parent; got != list {
+					t.Errorf("element %d: parent field context %p, want the list's %p", i, got, list)
+				}
+				if got := graphql.GetPath(ctx).String(); got != fmt.Sprintf("edges[%d]", i) {
+					t.Errorf("element %d: path %s", i, got)
+				}
+				if got := ctx.Value(outerKey{}); got != "outer" {
+					t.Errorf("element %d: a value of the list's context is %v", i, got)
 				}
 				seen = append(seen, i)
 				if i == tc.panicAt {
@@ -56,6 +68,9 @@ func TestMarshalSlice(t *testing.T) {
 		})
 	}
 }
+
+// outerKey is a context key set above a list.
+type outerKey struct{}
 
 // TestObject: Object writes what gqlgen's FieldSet writes for the same
 // resolved fields, a null for a value never resolved instead of a panic.
@@ -84,6 +99,13 @@ func TestObject(t *testing.T) {
 			Object(tc.fields, tc.values).MarshalGQL(&got)
 			if got.String() != tc.want {
 				t.Errorf("Object wrote %s, want %s", got.String(), tc.want)
+			}
+			f := NewFields(len(tc.values))
+			copy(f.Values, tc.values)
+			var viaFields bytes.Buffer
+			f.Object(tc.fields).MarshalGQL(&viaFields)
+			if viaFields.String() != tc.want {
+				t.Errorf("Fields.Object wrote %s, want %s", viaFields.String(), tc.want)
 			}
 			fs := graphql.NewFieldSet(tc.fields)
 			copy(fs.Values, tc.values)
@@ -143,5 +165,24 @@ func TestField(t *testing.T) {
 				t.Errorf("errors %v, want %d", errs, tc.errs)
 			}
 		})
+	}
+}
+
+// TestNewFields: n values, held with the object in one allocation up to 16
+// fields.
+func TestNewFields(t *testing.T) {
+	for n := range 20 {
+		var f Fields
+		allocs := testing.AllocsPerRun(10, func() { f = NewFields(n) })
+		if len(f.Values) != n {
+			t.Errorf("NewFields(%d): %d values", n, len(f.Values))
+		}
+		want := 1.0
+		if n > 16 {
+			want = 2
+		}
+		if allocs != want {
+			t.Errorf("NewFields(%d): %v allocations, want %v", n, allocs, want)
+		}
 	}
 }
