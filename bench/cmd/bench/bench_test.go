@@ -53,7 +53,7 @@ func TestVerdict(t *testing.T) {
 		{"too slow", measurement{RPS: 800, P99: ok.P99, PeakRSS: ok.PeakRSS}, "MISS: req/s < 0.85×"},
 		{"slow tail", measurement{RPS: 900, P99: 20 * time.Millisecond, PeakRSS: ok.PeakRSS}, "MISS: p99 > 15.00 ms"},
 		{"errors", measurement{RPS: 900, P99: ok.P99, PeakRSS: ok.PeakRSS, Errors: 1}, "MISS: errors"},
-		{"too big", measurement{RPS: 900, P99: ok.P99, PeakRSS: 65 << 20}, "MISS: RSS > 64 MiB"},
+		{"too big", measurement{RPS: 900, P99: ok.P99, PeakRSS: 41 << 20}, "MISS: RSS > 40.0 MiB"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -135,7 +135,8 @@ func TestContenders(t *testing.T) {
 	}
 }
 
-// TestFootprintLines: the WAL line appears on SQLite only.
+// TestFootprintLines: the WAL line appears on SQLite only, and each line
+// judges its figure against its target.
 func TestFootprintLines(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -147,6 +148,21 @@ func TestFootprintLines(t *testing.T) {
 	} {
 		if got := tc.f.lines(); len(got) != tc.want {
 			t.Errorf("%s: %d lines, want %d: %q", tc.name, len(got), tc.want, got)
+		}
+		over := tc.f
+		over.ServerBinary, over.ServerIdle = maxBinary+1, maxIdle+1
+		if over.WALMax >= 0 {
+			over.WALMax = maxWAL
+		}
+		for i, l := range over.lines() {
+			if !strings.Contains(l, ": MISS)") {
+				t.Errorf("%s: line %d past its target does not say MISS: %q", tc.name, i, l)
+			}
+		}
+		for i, l := range tc.f.lines() {
+			if !strings.Contains(l, ": ok)") {
+				t.Errorf("%s: line %d within its target does not say ok: %q", tc.name, i, l)
+			}
 		}
 	}
 }

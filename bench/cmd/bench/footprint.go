@@ -78,15 +78,34 @@ func (w *walWatch) finish() int64 {
 	return w.all
 }
 
-// lines describes the footprint, one fact a line.
+// The footprint's targets (issue 14): the server's binary, its resident set
+// before any load, and its write-ahead log through the rows.
+const (
+	maxBinary = 40e6     // bytes, built as deployed
+	maxIdle   = 20 << 20 // bytes
+	maxWAL    = 64 << 20 // bytes
+)
+
+// lines describes the footprint, one fact a line, each with its target's
+// verdict.
 func (f footprint) lines() []string {
 	out := []string{
-		fmt.Sprintf("binary (-trimpath -ldflags='-s -w'): server %.1f MB, reference %.1f MB", float64(f.ServerBinary)/1e6, float64(f.RefBinary)/1e6),
-		fmt.Sprintf("idle RSS after start: server %s MiB, reference %s MiB", mib(f.ServerIdle), mib(f.RefIdle)),
+		fmt.Sprintf("binary (-trimpath -ldflags='-s -w'): server %.1f MB, reference %.1f MB (target ≤ %.0f MB: %s)",
+			float64(f.ServerBinary)/1e6, float64(f.RefBinary)/1e6, maxBinary/1e6, verdict(f.ServerBinary <= maxBinary)),
+		fmt.Sprintf("idle RSS after start: server %s MiB, reference %s MiB (target ≤ %s MiB: %s)",
+			mib(f.ServerIdle), mib(f.RefIdle), mib(maxIdle), verdict(f.ServerIdle <= maxIdle)),
 	}
 	if f.WALMax >= 0 {
-		out = append(out, fmt.Sprintf("SQLite write-ahead log, largest during the rows (sampled every %s): %s MiB; by row: %s",
-			walEvery, mib(f.WALMax), strings.Join(f.WALRows, ", ")))
+		out = append(out, fmt.Sprintf("SQLite write-ahead log, largest during the rows (sampled every %s): %s MiB (target < %s MiB: %s); by row: %s",
+			walEvery, mib(f.WALMax), mib(maxWAL), verdict(f.WALMax < maxWAL), strings.Join(f.WALRows, ", ")))
 	}
 	return out
+}
+
+// verdict words a check of a target as the rows' verdicts do.
+func verdict(ok bool) string {
+	if ok {
+		return "ok"
+	}
+	return "MISS"
 }

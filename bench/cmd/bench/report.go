@@ -14,7 +14,7 @@ import (
 )
 
 // maxRSS is the peak resident set the server must stay under.
-const maxRSS = 64 << 20
+const maxRSS = 40 << 20
 
 // runResult is a whole run.
 type runResult struct {
@@ -102,7 +102,7 @@ func (r rowResult) verdict() string {
 		miss = append(miss, "errors")
 	}
 	if r.Server.PeakRSS > maxRSS {
-		miss = append(miss, "RSS > 64 MiB")
+		miss = append(miss, "RSS > "+mib(maxRSS)+" MiB")
 	}
 	if len(miss) == 0 {
 		return "ok"
