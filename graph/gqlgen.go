@@ -37,6 +37,7 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/99designs/gqlgen/api"
@@ -152,8 +153,10 @@ func rewrite(path string, schema *gqlast.Schema, identities map[string]bool) (in
 //		func(ctx context.Context) (any, error) { return obj.X, nil },
 //		nil, marshal, recover, nonNull)
 //
-// into `return serial.Field(ctx, ec.OperationContext, field, fc, obj.X,
-// marshal, recover)`, and reports whether it did.
+// into `return serial.Field(ctx, ec.OperationContext, field, "Type", fc,
+// obj.X, marshal, recover)`, and reports whether it did. "Type" is what fc
+// sets as the field context's Object: Field makes the field contexts of a
+// list's elements from the first one's, for the same type and field.
 func plainObject(fn *ast.FuncDecl, schema *gqlast.Schema) bool {
 	fd := schemaField(fn, schema)
 	if fd == nil || schema.Types[fd.Type.Name()].Kind != gqlast.Object {
@@ -163,8 +166,10 @@ func plainObject(fn *ast.FuncDecl, schema *gqlast.Schema) bool {
 	if call == nil {
 		return false
 	}
+	name := fn.Name.Name[1:]
+	object := &ast.BasicLit{Kind: token.STRING, Value: strconv.Quote(name[:strings.LastIndex(name, "_")])}
 	fn.Body.List[0].(*ast.ReturnStmt).Results[0] = invoke(dot("serial", "Field"),
-		call.Args[0], call.Args[1], call.Args[2], call.Args[3],
+		call.Args[0], call.Args[1], call.Args[2], object, call.Args[3],
 		dot("obj", value),
 		call.Args[6], call.Args[7])
 	return true
