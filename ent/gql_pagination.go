@@ -133,13 +133,15 @@ func (c *ItemConnection) build(nodes []*Item, pager *itemPager, after *Cursor, f
 			return nodes[i]
 		}
 	}
+	edges := make([]ItemEdge, len(nodes))
 	c.Edges = make([]*ItemEdge, len(nodes))
 	for i := range nodes {
 		node := nodeAt(i)
-		c.Edges[i] = &ItemEdge{
+		edges[i] = ItemEdge{
 			Node:   node,
 			Cursor: pager.toCursor(node),
 		}
+		c.Edges[i] = &edges[i]
 	}
 	if l := len(c.Edges); l > 0 {
 		c.PageInfo.StartCursor = &c.Edges[0].Cursor
@@ -483,13 +485,15 @@ func (c *UserConnection) build(nodes []*User, pager *userPager, after *Cursor, f
 			return nodes[i]
 		}
 	}
+	edges := make([]UserEdge, len(nodes))
 	c.Edges = make([]*UserEdge, len(nodes))
 	for i := range nodes {
 		node := nodeAt(i)
-		c.Edges[i] = &UserEdge{
+		edges[i] = UserEdge{
 			Node:   node,
 			Cursor: pager.toCursor(node),
 		}
+		c.Edges[i] = &edges[i]
 	}
 	if l := len(c.Edges); l > 0 {
 		c.PageInfo.StartCursor = &c.Edges[0].Cursor
