@@ -48,6 +48,8 @@ const gqlgenConfig = "../gqlgen.yml"
 
 func main() {
 	ex, err := entgql.NewExtension(
+		// Before WithWhereInputs, which adds its template to these.
+		entgql.WithTemplates(templates()...),
 		entgql.WithSchemaGenerator(),
 		entgql.WithSchemaPath("../graph/ent.graphqls"),
 		entgql.WithConfigPath(gqlgenConfig),
@@ -95,6 +97,22 @@ func main() {
 	if err := useRuntimeCopy("."); err != nil {
 		log.Fatalf("pointing generated code at third_party/entgql: %v", err)
 	}
+}
+
+// templates are entgql's templates with its pagination template replaced
+// by template/pagination.tmpl.
+func templates() []*gen.Template {
+	pagination := gen.MustParse(gen.NewTemplate("template/pagination.tmpl").
+		Funcs(entgql.TemplateFuncs).
+		ParseFiles("template/pagination.tmpl"))
+	var ts []*gen.Template
+	for _, t := range entgql.AllTemplates {
+		if t == entgql.PaginationTemplate {
+			t = pagination
+		}
+		ts = append(ts, t)
+	}
+	return ts
 }
 
 const (

@@ -101,8 +101,16 @@ func paginateLimit(first, last *int) int {
 
 // ItemEdge is the edge representation of Item.
 type ItemEdge struct {
-	Node   *Item  `json:"node"`
-	Cursor Cursor `json:"cursor"`
+	Node *Item `json:"node"`
+	// toCursor is the order's: the cursor is made only when asked for.
+	toCursor func(*Item) Cursor
+}
+
+// Cursor returns the edge's cursor. Most queries select only the node: a
+// cursor made for every edge would be made for nothing (its order value
+// boxed, an allocation per edge).
+func (e *ItemEdge) Cursor() Cursor {
+	return e.toCursor(e.Node)
 }
 
 // ItemConnection is the connection containing edges to Item.
@@ -133,17 +141,20 @@ func (c *ItemConnection) build(nodes []*Item, pager *itemPager, after *Cursor, f
 			return nodes[i]
 		}
 	}
+	edges := make([]ItemEdge, len(nodes))
 	c.Edges = make([]*ItemEdge, len(nodes))
+	toCursor := pager.toCursor
 	for i := range nodes {
-		node := nodeAt(i)
-		c.Edges[i] = &ItemEdge{
-			Node:   node,
-			Cursor: pager.toCursor(node),
+		edges[i] = ItemEdge{
+			Node:     nodeAt(i),
+			toCursor: toCursor,
 		}
+		c.Edges[i] = &edges[i]
 	}
 	if l := len(c.Edges); l > 0 {
-		c.PageInfo.StartCursor = &c.Edges[0].Cursor
-		c.PageInfo.EndCursor = &c.Edges[l-1].Cursor
+		start, end := c.Edges[0].Cursor(), c.Edges[l-1].Cursor()
+		c.PageInfo.StartCursor = &start
+		c.PageInfo.EndCursor = &end
 	}
 	if c.TotalCount == 0 {
 		c.TotalCount = len(nodes)
@@ -444,15 +455,23 @@ func (_m *Item) ToEdge(order *ItemOrder) *ItemEdge {
 		order = DefaultItemOrder
 	}
 	return &ItemEdge{
-		Node:   _m,
-		Cursor: order.Field.toCursor(_m),
+		Node:     _m,
+		toCursor: order.Field.toCursor,
 	}
 }
 
 // UserEdge is the edge representation of User.
 type UserEdge struct {
-	Node   *User  `json:"node"`
-	Cursor Cursor `json:"cursor"`
+	Node *User `json:"node"`
+	// toCursor is the order's: the cursor is made only when asked for.
+	toCursor func(*User) Cursor
+}
+
+// Cursor returns the edge's cursor. Most queries select only the node: a
+// cursor made for every edge would be made for nothing (its order value
+// boxed, an allocation per edge).
+func (e *UserEdge) Cursor() Cursor {
+	return e.toCursor(e.Node)
 }
 
 // UserConnection is the connection containing edges to User.
@@ -483,17 +502,20 @@ func (c *UserConnection) build(nodes []*User, pager *userPager, after *Cursor, f
 			return nodes[i]
 		}
 	}
+	edges := make([]UserEdge, len(nodes))
 	c.Edges = make([]*UserEdge, len(nodes))
+	toCursor := pager.toCursor
 	for i := range nodes {
-		node := nodeAt(i)
-		c.Edges[i] = &UserEdge{
-			Node:   node,
-			Cursor: pager.toCursor(node),
+		edges[i] = UserEdge{
+			Node:     nodeAt(i),
+			toCursor: toCursor,
 		}
+		c.Edges[i] = &edges[i]
 	}
 	if l := len(c.Edges); l > 0 {
-		c.PageInfo.StartCursor = &c.Edges[0].Cursor
-		c.PageInfo.EndCursor = &c.Edges[l-1].Cursor
+		start, end := c.Edges[0].Cursor(), c.Edges[l-1].Cursor()
+		c.PageInfo.StartCursor = &start
+		c.PageInfo.EndCursor = &end
 	}
 	if c.TotalCount == 0 {
 		c.TotalCount = len(nodes)
@@ -794,7 +816,7 @@ func (_m *User) ToEdge(order *UserOrder) *UserEdge {
 		order = DefaultUserOrder
 	}
 	return &UserEdge{
-		Node:   _m,
-		Cursor: order.Field.toCursor(_m),
+		Node:     _m,
+		toCursor: order.Field.toCursor,
 	}
 }

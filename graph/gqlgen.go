@@ -37,6 +37,7 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/99designs/gqlgen/api"
@@ -152,19 +153,23 @@ func rewrite(path string, schema *gqlast.Schema, identities map[string]bool) (in
 //		func(ctx context.Context) (any, error) { return obj.X, nil },
 //		nil, marshal, recover, nonNull)
 //
-// into `return serial.Field(ctx, ec.OperationContext, field, fc, obj.X,
-// marshal, recover)`, and reports whether it did.
+// into `return serial.Field(ctx, ec.OperationContext, field, "Type", fc,
+// obj.X, marshal, recover)`, and reports whether it did. "Type" is what fc
+// sets as the field context's Object: Field makes the field contexts of a
+// list's elements from the first one's, for the same type and field.
 func plainObject(fn *ast.FuncDecl, schema *gqlast.Schema) bool {
 	fd := schemaField(fn, schema)
 	if fd == nil || schema.Types[fd.Type.Name()].Kind != gqlast.Object {
 		return false
 	}
-	call, value := plainResolve(fn)
-	if call == nil {
+	call, value, method := plainResolve(fn)
+	if call == nil || method {
 		return false
 	}
+	name := fn.Name.Name[1:]
+	object := &ast.BasicLit{Kind: token.STRING, Value: strconv.Quote(name[:strings.LastIndex(name, "_")])}
 	fn.Body.List[0].(*ast.ReturnStmt).Results[0] = invoke(dot("serial", "Field"),
-		call.Args[0], call.Args[1], call.Args[2], call.Args[3],
+		call.Args[0], call.Args[1], call.Args[2], object, call.Args[3],
 		dot("obj", value),
 		call.Args[6], call.Args[7])
 	return true
@@ -194,36 +199,43 @@ func schemaField(fn *ast.FuncDecl, schema *gqlast.Schema) *gqlast.FieldDefinitio
 
 // plainResolve returns the graphql.ResolveField call that fn's body
 // returns and the name of the obj field its resolver returns, when the
-// resolver is `return obj.X, nil` and no directive wraps the field.
-func plainResolve(fn *ast.FuncDecl) (*ast.CallExpr, string) {
+// resolver is `return obj.X, nil` and no directive wraps the field; or the
+// name of the obj method, and method true, when it is `return obj.X(),
+// nil`: a method of no arguments and no error, which gqlgen binds when the
+// model has one rather than a field (an edge's Cursor, made when asked).
+func plainResolve(fn *ast.FuncDecl) (call *ast.CallExpr, value string, method bool) {
 	ret, ok := fn.Body.List[0].(*ast.ReturnStmt)
 	if !ok || len(ret.Results) != 1 {
-		return nil, ""
+		return nil, "", false
 	}
-	call, ok := ret.Results[0].(*ast.CallExpr)
+	call, ok = ret.Results[0].(*ast.CallExpr)
 	if !ok || len(call.Args) != 9 {
-		return nil, ""
+		return nil, "", false
 	}
 	sel, ok := call.Fun.(*ast.SelectorExpr)
 	if !ok || sel.Sel.Name != "ResolveField" || !isIdent(sel.X, "graphql") {
-		return nil, ""
+		return nil, "", false
 	}
 	if !isIdent(call.Args[5], "nil") {
-		return nil, "" // a directive wraps the field
+		return nil, "", false // a directive wraps the field
 	}
 	resolver, ok := call.Args[4].(*ast.FuncLit)
 	if !ok || len(resolver.Body.List) != 1 {
-		return nil, ""
+		return nil, "", false
 	}
 	body, ok := resolver.Body.List[0].(*ast.ReturnStmt)
 	if !ok || len(body.Results) != 2 || !isIdent(body.Results[1], "nil") {
-		return nil, ""
+		return nil, "", false
 	}
-	value, ok := body.Results[0].(*ast.SelectorExpr)
-	if !ok || !isIdent(value.X, "obj") {
-		return nil, "" // a method call, a resolver: may fail
+	result := body.Results[0]
+	if m, ok := result.(*ast.CallExpr); ok && len(m.Args) == 0 {
+		result, method = m.Fun, true
 	}
-	return call, value.Sel.Name
+	v, ok := result.(*ast.SelectorExpr)
+	if !ok || !isIdent(v.X, "obj") {
+		return nil, "", false // a resolver: may fail
+	}
+	return call, v.Sel.Name, method
 }
 
 // objectTail rewrites the end of a generated object marshaller
@@ -612,7 +624,12 @@ func isCall(s ast.Stmt, x, name string) bool {
 //		nil, marshal, true, nonNull)
 //
 // into `return serial.Value(ctx, field, obj.X, marshal)`, and reports
-// whether it did.
+// whether it did. A value returned by a method of obj with no arguments and
+// no error (`return obj.X(), nil`: an edge's Cursor) is read the same way,
+// `serial.Value(ctx, field, obj.X(), marshal)`; such a method is the
+// model's own code and does not panic, but if it did, the panic would be
+// recovered by the list element's or the operation's guard, not the
+// field's.
 func plainScalar(fn *ast.FuncDecl, schema *gqlast.Schema, identities map[string]bool) bool {
 	fd := schemaField(fn, schema)
 	if fd == nil {
@@ -621,9 +638,19 @@ func plainScalar(fn *ast.FuncDecl, schema *gqlast.Schema, identities map[string]
 	if k := schema.Types[fd.Type.Name()].Kind; k != gqlast.Scalar && k != gqlast.Enum {
 		return false
 	}
-	call, value := plainResolve(fn)
+	call, value, method := plainResolve(fn)
 	if call == nil {
 		return false
+	}
+	if method && strings.HasPrefix(fn.Name.Name, "___") {
+		return false // gqlgen's introspection types: left as they are
+	}
+	if method {
+		fn.Body.List[0].(*ast.ReturnStmt).Results[0] = invoke(dot("serial", "Value"),
+			ast.NewIdent("ctx"), ast.NewIdent("field"),
+			invoke(dot("obj", value)),
+			call.Args[6])
+		return true
 	}
 	// New nodes without positions, so that the printer lays the call out on
 	// one line rather than where the dropped arguments were.

@@ -108,3 +108,42 @@ func TestEmptyConnection(t *testing.T) {
 		}
 	}
 }
+
+// TestEdgeCursors: each edge's cursor, made when selected, is the page
+// info's start or end cursor at the page's ends, and paginating after the
+// end cursor, or after an edge's cursor, continues the list, in both
+// directions.
+func TestEdgeCursors(t *testing.T) {
+	env := testutil.New(t)
+	for i := range 5 {
+		env.CreateItem(env.Alice, fmt.Sprintf("item %d", i))
+	}
+	const page = `query($first: Int, $after: Cursor, $last: Int, $before: Cursor) {
+		items(first: $first, after: $after, last: $last, before: $before) {
+			edges { cursor node { id } } pageInfo { startCursor endCursor }
+		}
+	}`
+	all := gql(t, env, env.Alice.Token, page, map[string]any{"first": 5}).ok(t)
+	ids := all.ids(t, "items")
+	if len(ids) != 5 {
+		t.Fatalf("%d items, want 5", len(ids))
+	}
+	cursor := func(r gqlResponse, i int) any { return r.at(t, "items", "edges", i, "cursor") }
+	for _, vars := range []map[string]any{{"first": 2}, {"last": 2}} {
+		r := gql(t, env, env.Alice.Token, page, vars).ok(t)
+		if got, want := r.at(t, "items", "pageInfo", "startCursor"), cursor(r, 0); got != want {
+			t.Errorf("%v: startCursor %v, first edge's %v", vars, got, want)
+		}
+		if got, want := r.at(t, "items", "pageInfo", "endCursor"), cursor(r, 1); got != want {
+			t.Errorf("%v: endCursor %v, last edge's %v", vars, got, want)
+		}
+	}
+	next := gql(t, env, env.Alice.Token, page, map[string]any{"first": 2, "after": cursor(all, 1)}).ok(t)
+	if got := next.ids(t, "items"); fmt.Sprint(got) != fmt.Sprint(ids[2:4]) {
+		t.Errorf("after the second edge's cursor: %v, want %v", got, ids[2:4])
+	}
+	prev := gql(t, env, env.Alice.Token, page, map[string]any{"last": 2, "before": cursor(all, 3)}).ok(t)
+	if got := prev.ids(t, "items"); fmt.Sprint(got) != fmt.Sprint(ids[1:3]) {
+		t.Errorf("before the fourth edge's cursor: %v, want %v", got, ids[1:3])
+	}
+}

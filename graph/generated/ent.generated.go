@@ -356,8 +356,7 @@ func (ec *executionContext) fieldContext_Item_owner(_ context.Context, field gra
 func (ec *executionContext) _ItemConnection_edges(ctx context.Context, field graphql.CollectedField, obj *ent.ItemConnection) (ret graphql.Marshaler) {
 	return serial.Field(ctx,
 		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+		field, "ItemConnection", func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.fieldContext_ItemConnection_edges(ctx, field)
 		}, obj.Edges, func(ctx context.Context, selections ast.SelectionSet, v []*ent.ItemEdge) graphql.Marshaler {
 			return ec.marshalNItemEdge2ᚕᚖgithubᚗcomᚋacmeᚋitemsvcᚋentᚐItemEdgeᚄ(ctx, selections, v)
@@ -381,8 +380,7 @@ func (ec *executionContext) fieldContext_ItemConnection_edges(_ context.Context,
 func (ec *executionContext) _ItemConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *ent.ItemConnection) (ret graphql.Marshaler) {
 	return serial.Field(ctx,
 		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+		field, "ItemConnection", func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.fieldContext_ItemConnection_pageInfo(ctx, field)
 		}, obj.PageInfo, func(ctx context.Context, selections ast.SelectionSet, v entgql.PageInfo[string]) graphql.Marshaler {
 			return ec.marshalNPageInfo2githubᚗcomᚋacmeᚋitemsvcᚋthird_partyᚋentgqlᚐPageInfo(ctx, selections, v)
@@ -416,8 +414,7 @@ func (ec *executionContext) fieldContext_ItemConnection_totalCount(_ context.Con
 func (ec *executionContext) _ItemEdge_node(ctx context.Context, field graphql.CollectedField, obj *ent.ItemEdge) (ret graphql.Marshaler) {
 	return serial.Field(ctx,
 		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+		field, "ItemEdge", func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.fieldContext_ItemEdge_node(ctx, field)
 		}, obj.Node, func(ctx context.Context, selections ast.SelectionSet, v *ent.Item) graphql.Marshaler {
 			return ec.marshalNItem2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋentᚐItem(ctx, selections, v)
@@ -439,13 +436,13 @@ func (ec *executionContext) fieldContext_ItemEdge_node(_ context.Context, field 
 }
 
 func (ec *executionContext) _ItemEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *ent.ItemEdge) (ret graphql.Marshaler) {
-	return serial.Value(ctx, field, obj.Cursor, func(ctx context.Context, selections ast.SelectionSet, v entgql.Cursor[string]) graphql.Marshaler {
+	return serial.Value(ctx, field, obj.Cursor(), func(ctx context.Context, selections ast.SelectionSet, v entgql.Cursor[string]) graphql.Marshaler {
 		return ec.marshalNCursor2githubᚗcomᚋacmeᚋitemsvcᚋthird_partyᚋentgqlᚐCursor(ctx, selections, v)
 	})
 
 }
 func (ec *executionContext) fieldContext_ItemEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ItemEdge", field, false, false, errors.New("field of type Cursor does not have child fields"))
+	return graphql.NewScalarFieldContext("ItemEdge", field, true, false, errors.New("field of type Cursor does not have child fields"))
 }
 
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *entgql.PageInfo[string]) (ret graphql.Marshaler) {
@@ -915,8 +912,7 @@ func (ec *executionContext) fieldContext_User_items(ctx context.Context, field g
 func (ec *executionContext) _UserConnection_edges(ctx context.Context, field graphql.CollectedField, obj *ent.UserConnection) (ret graphql.Marshaler) {
 	return serial.Field(ctx,
 		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+		field, "UserConnection", func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.fieldContext_UserConnection_edges(ctx, field)
 		}, obj.Edges, func(ctx context.Context, selections ast.SelectionSet, v []*ent.UserEdge) graphql.Marshaler {
 			return ec.marshalNUserEdge2ᚕᚖgithubᚗcomᚋacmeᚋitemsvcᚋentᚐUserEdgeᚄ(ctx, selections, v)
@@ -940,8 +936,7 @@ func (ec *executionContext) fieldContext_UserConnection_edges(_ context.Context,
 func (ec *executionContext) _UserConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *ent.UserConnection) (ret graphql.Marshaler) {
 	return serial.Field(ctx,
 		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+		field, "UserConnection", func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.fieldContext_UserConnection_pageInfo(ctx, field)
 		}, obj.PageInfo, func(ctx context.Context, selections ast.SelectionSet, v entgql.PageInfo[string]) graphql.Marshaler {
 			return ec.marshalNPageInfo2githubᚗcomᚋacmeᚋitemsvcᚋthird_partyᚋentgqlᚐPageInfo(ctx, selections, v)
@@ -975,8 +970,7 @@ func (ec *executionContext) fieldContext_UserConnection_totalCount(_ context.Con
 func (ec *executionContext) _UserEdge_node(ctx context.Context, field graphql.CollectedField, obj *ent.UserEdge) (ret graphql.Marshaler) {
 	return serial.Field(ctx,
 		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+		field, "UserEdge", func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.fieldContext_UserEdge_node(ctx, field)
 		}, obj.Node, func(ctx context.Context, selections ast.SelectionSet, v *ent.User) graphql.Marshaler {
 			return ec.marshalNUser2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋentᚐUser(ctx, selections, v)
@@ -998,13 +992,13 @@ func (ec *executionContext) fieldContext_UserEdge_node(_ context.Context, field 
 }
 
 func (ec *executionContext) _UserEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *ent.UserEdge) (ret graphql.Marshaler) {
-	return serial.Value(ctx, field, obj.Cursor, func(ctx context.Context, selections ast.SelectionSet, v entgql.Cursor[string]) graphql.Marshaler {
+	return serial.Value(ctx, field, obj.Cursor(), func(ctx context.Context, selections ast.SelectionSet, v entgql.Cursor[string]) graphql.Marshaler {
 		return ec.marshalNCursor2githubᚗcomᚋacmeᚋitemsvcᚋthird_partyᚋentgqlᚐCursor(ctx, selections, v)
 	})
 
 }
 func (ec *executionContext) fieldContext_UserEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("UserEdge", field, false, false, errors.New("field of type Cursor does not have child fields"))
+	return graphql.NewScalarFieldContext("UserEdge", field, true, false, errors.New("field of type Cursor does not have child fields"))
 }
 
 // endregion **************************** field.gotpl *****************************

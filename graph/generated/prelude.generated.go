@@ -157,8 +157,7 @@ func (ec *executionContext) fieldContext___Directive_locations(_ context.Context
 func (ec *executionContext) ___Directive_args(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
 	return serial.Field(ctx,
 		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+		field, "__Directive", func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.fieldContext___Directive_args(ctx, field)
 		}, obj.Args, func(ctx context.Context, selections ast.SelectionSet, v []introspection.InputValue) graphql.Marshaler {
 			return ec.marshalN__InputValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValueᚄ(ctx, selections, v)
@@ -301,8 +300,7 @@ func (ec *executionContext) fieldContext___Field_description(_ context.Context, 
 func (ec *executionContext) ___Field_args(ctx context.Context, field graphql.CollectedField, obj *introspection.Field) (ret graphql.Marshaler) {
 	return serial.Field(ctx,
 		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+		field, "__Field", func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.fieldContext___Field_args(ctx, field)
 		}, obj.Args, func(ctx context.Context, selections ast.SelectionSet, v []introspection.InputValue) graphql.Marshaler {
 			return ec.marshalN__InputValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValueᚄ(ctx, selections, v)
@@ -337,8 +335,7 @@ func (ec *executionContext) fieldContext___Field_args(ctx context.Context, field
 func (ec *executionContext) ___Field_type(ctx context.Context, field graphql.CollectedField, obj *introspection.Field) (ret graphql.Marshaler) {
 	return serial.Field(ctx,
 		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+		field, "__Field", func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.fieldContext___Field_type(ctx, field)
 		}, obj.Type, func(ctx context.Context, selections ast.SelectionSet, v *introspection.Type) graphql.Marshaler {
 			return ec.marshalN__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, selections, v)
@@ -439,8 +436,7 @@ func (ec *executionContext) fieldContext___InputValue_description(_ context.Cont
 func (ec *executionContext) ___InputValue_type(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
 	return serial.Field(ctx,
 		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+		field, "__InputValue", func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.fieldContext___InputValue_type(ctx, field)
 		}, obj.Type, func(ctx context.Context, selections ast.SelectionSet, v *introspection.Type) graphql.Marshaler {
 			return ec.marshalN__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, selections, v)

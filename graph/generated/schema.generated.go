@@ -147,8 +147,7 @@ func (ec *executionContext) fieldContext_ItemEvent_type(_ context.Context, field
 func (ec *executionContext) _ItemEvent_item(ctx context.Context, field graphql.CollectedField, obj *model.ItemEvent) (ret graphql.Marshaler) {
 	return serial.Field(ctx,
 		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+		field, "ItemEvent", func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.fieldContext_ItemEvent_item(ctx, field)
 		}, obj.Item, func(ctx context.Context, selections ast.SelectionSet, v *ent.Item) graphql.Marshaler {
 			return ec.marshalNItem2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋentᚐItem(ctx, selections, v)

@@ -144,7 +144,7 @@ func TestField(t *testing.T) {
 			ctx = graphql.WithOperationContext(ctx, oc)
 			field := graphql.CollectedField{Field: &ast.Field{Alias: "node", Name: "node"}}
 			fc := &graphql.FieldContext{Object: "Edge", Field: field}
-			m := Field(ctx, oc, field,
+			m := Field(ctx, oc, field, "Edge",
 				func(context.Context, graphql.CollectedField) (*graphql.FieldContext, error) { return fc, nil },
 				"v",
 				func(ctx context.Context, _ ast.SelectionSet, v string) graphql.Marshaler {
@@ -165,6 +165,54 @@ func TestField(t *testing.T) {
 				t.Errorf("errors %v, want %d", errs, tc.errs)
 			}
 		})
+	}
+}
+
+// TestFieldOfElement: an object field of each list element (an edge's
+// node) has the field context the generated function makes, under the
+// element's, with its own result and path; the function runs for the first
+// element only, and again for a second object field of one element or a
+// field with arguments.
+func TestFieldOfElement(t *testing.T) {
+	ctx := graphql.WithResponseContext(context.Background(), graphql.DefaultErrorPresenter, graphql.DefaultRecover)
+	oc := &graphql.OperationContext{RecoverFunc: graphql.DefaultRecover}
+	ctx = graphql.WithOperationContext(ctx, oc)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Field: graphql.CollectedField{Field: &ast.Field{Alias: "edges"}}})
+	child := func(context.Context, graphql.CollectedField) (*graphql.FieldContext, error) { return nil, nil }
+	made := map[string]int{}
+	fieldContext := func(args map[string]any) func(context.Context, graphql.CollectedField) (*graphql.FieldContext, error) {
+		return func(_ context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			made[field.Alias]++
+			return &graphql.FieldContext{Object: "Edge", Field: field, Args: args, IsMethod: true, Child: child}, nil
+		}
+	}
+	node := graphql.CollectedField{Field: &ast.Field{Alias: "node", Name: "node"}}
+	other := graphql.CollectedField{Field: &ast.Field{Alias: "other", Name: "other"}}
+	withArgs := graphql.CollectedField{Field: &ast.Field{Alias: "withArgs", Name: "withArgs"}}
+	const n = 5
+	MarshalSlice(ctx, n, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		element := graphql.GetFieldContext(ctx)
+		for _, f := range []struct {
+			field graphql.CollectedField
+			args  map[string]any
+		}{{node, nil}, {other, nil}, {withArgs, map[string]any{"a": 1}}} {
+			Field(ctx, oc, f.field, "Edge", fieldContext(f.args), i,
+				func(ctx context.Context, _ ast.SelectionSet, v int) graphql.Marshaler {
+					fc := graphql.GetFieldContext(ctx)
+					if fc.Parent != element || fc.Object != "Edge" || fc.Field.Field != f.field.Field ||
+						!fc.IsMethod || fc.Child == nil || fc.Result != v || len(fc.Args) != len(f.args) {
+						t.Errorf("element %d, %s: field context %+v", i, f.field.Alias, fc)
+					}
+					if got, want := graphql.GetPath(ctx).String(), fmt.Sprintf("edges[%d].%s", i, f.field.Alias); got != want {
+						t.Errorf("path %s, want %s", got, want)
+					}
+					return graphql.MarshalInt(v)
+				}, true)
+		}
+		return graphql.MarshalInt(i)
+	})
+	if made["node"] != 1 || made["other"] != n || made["withArgs"] != n {
+		t.Errorf("field contexts made %v, want node once, the others %d times", made, n)
 	}
 }
 
