@@ -62,6 +62,9 @@ type Hub struct {
 	mu     sync.Mutex
 	last   int64 // the seq the tailer has fanned out up to
 	tailed bool  // last is known; false while no stream is registered
+	// epoch counts the times last was learnt from the outbox's end: a read
+	// the tailer started in an earlier epoch is stale.
+	epoch uint64
 	// stopped: Run has ended; new subscriptions are refused.
 	stopped bool
 	subs    map[*Subscription]struct{}
@@ -150,6 +153,7 @@ func (h *Hub) startLocked(ctx context.Context) error {
 		return err
 	}
 	h.last, h.tailed = last, true
+	h.epoch++
 	return nil
 }
 
@@ -172,9 +176,11 @@ func lastSeq(ctx context.Context, db *ent.Client) (int64, error) {
 //
 // With no subscriber the tailer reads nothing: it would read every event
 // only to hand it to no one (a server with no streams open read each write's
-// event back, an eighth of a create's CPU). It forgets where the outbox
-// ends instead, and the next stream to register learns it again
-// (startLocked), as the first one after a start does.
+// event back, an eighth of a create's CPU). When the last stream closes the
+// hub forgets where the outbox ends (removeLocked), and the next stream to
+// register learns it again (startLocked), as the first one after a start
+// does; a read begun before that is dropped (epoch), so that a stream "from
+// now" never gets the events written while none was open.
 func (h *Hub) tail(ctx context.Context) error {
 	limit := min(batch, h.opts.Buffer)
 	for {
@@ -184,7 +190,7 @@ func (h *Hub) tail(ctx context.Context) error {
 			h.mu.Unlock()
 			return nil
 		}
-		from := h.last
+		from, epoch := h.last, h.epoch
 		h.mu.Unlock()
 		qctx, cancel := context.WithTimeout(ctx, h.opts.QueryTimeout)
 		rows, err := h.db.Event.Query().
@@ -198,6 +204,12 @@ func (h *Hub) tail(ctx context.Context) error {
 		}
 		now := time.Now()
 		h.mu.Lock()
+		if h.epoch != epoch || !h.tailed {
+			// Every stream closed while the read ran, and the next to open
+			// learnt the outbox's end anew: these rows came before it.
+			h.mu.Unlock()
+			continue
+		}
 		for _, r := range rows {
 			ev := FromRow(r)
 			if frame, err := ev.SSEFrame(); err == nil {
@@ -283,6 +295,9 @@ func (h *Hub) removeLocked(s *Subscription, err error) {
 	if _, ok := h.subs[s]; ok {
 		delete(h.subs, s)
 		h.metrics.subscribers.Dec()
+	}
+	if len(h.subs) == 0 {
+		h.tailed = false // the next stream learns where the outbox ends
 	}
 	s.end(err)
 }
