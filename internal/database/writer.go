@@ -186,18 +186,6 @@ func (c *checkpointer) run() {
 	}
 }
 
-// checkpoint is one round outside the loop: it holds this process's writers
-// at the gate while copyLog runs.
-func (c *checkpointer) checkpoint(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	if err := c.gate.acquire(ctx); err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
-	}
-	defer c.gate.release()
-	return c.copyLog(ctx)
-}
-
 // copyLog copies the log into the database (PASSIVE: it leaves the pages
 // that readers still use), waits for readers to leave a log longer than
 // c.long pages (RESTART), and truncates a log file grown past c.max. The

@@ -9,17 +9,34 @@ import (
 	"time"
 )
 
+// openFile opens the SQLite database at path for one test.
+func openFile(t *testing.T, path string) *DB {
+	t.Helper()
+	db, err := Open(context.Background(), "sqlite:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// checkpoint runs one round outside the loop, holding this process's
+// writers at the gate as the loop does.
+func checkpoint(ctx context.Context, c *checkpointer) error {
+	if err := c.gate.acquire(ctx); err != nil {
+		return err
+	}
+	defer c.gate.release()
+	return c.copyLog(ctx)
+}
+
 // TestCheckpointTruncatesLog: the connections leave checkpoints to the
 // background loop, with a size limit on the log; one round of the loop over a
 // log past its bound leaves the log empty and the rows in the database.
 func TestCheckpointTruncatesLog(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "wal.db")
-	db, err := Open(ctx, "sqlite:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openFile(t, path)
 	db.ckpt.stop() // rounds run only when the test asks
 	db.ckpt.max = 64 << 10
 
@@ -51,7 +68,7 @@ func TestCheckpointTruncatesLog(t *testing.T) {
 	if n := walSize(); n <= db.ckpt.max {
 		t.Fatalf("log holds %d bytes after the writes; the test needs more than %d", n, db.ckpt.max)
 	}
-	if err := db.ckpt.checkpoint(ctx); err != nil {
+	if err := checkpoint(ctx, db.ckpt); err != nil {
 		t.Fatal(err)
 	}
 	if n := walSize(); n != 0 {
@@ -117,11 +134,7 @@ func TestGateHandsOverAfterWrites(t *testing.T) {
 // its 5 s timeout instead, with every writer queued behind).
 func TestLoopTakesHandoverWhileWaiting(t *testing.T) {
 	ctx := context.Background()
-	db, err := Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "handover.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openFile(t, filepath.Join(t.TempDir(), "handover.db"))
 	g := db.ckpt.gate
 	if err := g.acquire(ctx); err != nil {
 		t.Fatal(err)
@@ -143,11 +156,7 @@ func TestLoopTakesHandoverWhileWaiting(t *testing.T) {
 // not busy_timeout, and the log is left for a later round.
 func TestRoundWaitsBrieflyForReaders(t *testing.T) {
 	ctx := context.Background()
-	db, err := Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "readers.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openFile(t, filepath.Join(t.TempDir(), "readers.db"))
 	db.ckpt.stop() // rounds run only when the test asks
 	db.ckpt.long = 8
 	insert := func(n int) {
@@ -171,7 +180,7 @@ func TestRoundWaitsBrieflyForReaders(t *testing.T) {
 	}
 	insert(16)
 	start := time.Now()
-	if err := db.ckpt.checkpoint(ctx); err != nil {
+	if err := checkpoint(ctx, db.ckpt); err != nil {
 		t.Fatal(err)
 	}
 	if took := time.Since(start); took > 2*time.Second || !db.ckpt.behind {
@@ -184,7 +193,7 @@ func TestRoundWaitsBrieflyForReaders(t *testing.T) {
 		time.Sleep(checkpointWait / 4)
 		reader.Close()
 	}()
-	if err := db.ckpt.checkpoint(ctx); err != nil {
+	if err := checkpoint(ctx, db.ckpt); err != nil {
 		t.Fatal(err)
 	}
 	if db.ckpt.behind {
