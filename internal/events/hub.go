@@ -185,8 +185,7 @@ func (h *Hub) tail(ctx context.Context) error {
 	limit := min(batch, h.opts.Buffer)
 	for {
 		h.mu.Lock()
-		if len(h.subs) == 0 {
-			h.tailed = false
+		if len(h.subs) == 0 { // removeLocked forgot the position
 			h.mu.Unlock()
 			return nil
 		}
@@ -204,7 +203,7 @@ func (h *Hub) tail(ctx context.Context) error {
 		}
 		now := time.Now()
 		h.mu.Lock()
-		if h.epoch != epoch || !h.tailed {
+		if h.epoch != epoch {
 			// Every stream closed while the read ran, and the next to open
 			// learnt the outbox's end anew: these rows came before it.
 			h.mu.Unlock()
