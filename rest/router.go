@@ -69,8 +69,9 @@ func NewRouter(svc *service.Service, opts Options) *gin.Engine {
 	}
 
 	e.Use(
-		requestID(opts.Logger), // first: everything after logs with it
-		observe(opts.Metrics),  // before recovery: a panic counts as the 500 it becomes
+		presizeStack(opts.StreamRoutes), // first: grows the stack while it is shallow
+		requestID(opts.Logger),          // everything after logs with it
+		observe(opts.Metrics),           // before recovery: a panic counts as the 500 it becomes
 		accessLog,
 		recovery,
 		securityHeaders,
