@@ -71,7 +71,7 @@ func TestWriteMarkdown(t *testing.T) {
 	for i, when := range []time.Time{time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC), time.Date(2026, 1, 2, 10, 0, 0, 0, time.UTC)} {
 		r := runResult{Config: "standard", Dialect: "sqlite", Users: 10, Items: 10000, Conns: 32, Duration: time.Second, Started: when, Note: fmt.Sprintf("run %d", i),
 			Rows: []rowResult{
-				{Row: rows[0], Server: measurement{RPS: 900}, Reference: measurement{RPS: 1000}},
+				{Row: rows[0], Server: measurement{RPS: 900, CPUPerReq: 330}, Reference: measurement{RPS: 1000, CPUPerReq: 300}},
 				{Row: rows[2], Skipped: "POST /graphql answers 404"},
 			}}
 		if err := writeMarkdown(path, r, m); err != nil {
@@ -89,7 +89,7 @@ func TestWriteMarkdown(t *testing.T) {
 	if strings.Index(s, "2026-01-02") > strings.Index(s, "2026-01-01") {
 		t.Errorf("newest run is not first:\n%s", s)
 	}
-	for _, want := range []string{"| GET /v1/items?limit=20 | 900 | 0.900 |", "skipped: POST /graphql answers 404", "2 CPUs, Test CPU", "commit abc1234", "run 1"} {
+	for _, want := range []string{"| GET /v1/items?limit=20 | 900 | 0.900 | ≥ 0.85 | 330 | 1.10 |", "| reference: GET /v1/items?limit=20 | 1000 |  |  | 300 |", "skipped: POST /graphql answers 404", "2 CPUs, Test CPU", "commit abc1234", "run 1"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("lacks %q:\n%s", want, s)
 		}

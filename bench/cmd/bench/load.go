@@ -261,6 +261,10 @@ type measurement struct {
 	FirstError string
 	PeakRSS    int64 // bytes; 0 when unknown
 	PeakReset  bool  // false: PeakRSS is the process's lifetime peak
+	// CPUPerReq is the server process's CPU time (user and system, all
+	// threads) per answered request over the measured turns, in µs: unlike
+	// req/s it barely moves with what else the machine runs. 0 when unknown.
+	CPUPerReq float64
 }
 
 // contender is what one side of a row's measurement does: a server and the
@@ -296,7 +300,8 @@ type tally struct {
 	errors  int
 	first   string
 	reset   bool
-	seq     int // numbers requests so that names and items differ across slices
+	seq     int           // numbers requests so that names and items differ across slices
+	cpu     time.Duration // the server's CPU time over the recorded turns
 }
 
 // turns is how many turns the servers take within a row: alternating
@@ -358,6 +363,7 @@ func measureRow(ctx context.Context, cs []contender, fx *fixture, o options, pro
 		m.Requests = len(t.lat)
 		if m.Requests > 0 {
 			m.RPS = float64(m.Requests) / m.Elapsed.Seconds()
+			m.CPUPerReq = float64(t.cpu.Microseconds()) / float64(m.Requests)
 			m.P50 = t.lat[(len(t.lat)-1)*50/100]
 			m.P99 = t.lat[(len(t.lat)-1)*99/100]
 		}
@@ -380,6 +386,7 @@ func drive(ctx context.Context, t *tally, r row, fx *fixture, conns int, d time.
 		err      error
 	}
 	results := make([]result, conns)
+	before := readUsage(t.p.pid())
 	start := time.Now()
 	deadline := start.Add(d)
 	seq := t.seq
@@ -428,6 +435,7 @@ func drive(ctx context.Context, t *tally, r row, fx *fixture, conns int, d time.
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	used := readUsage(t.p.pid()).since(before)
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -441,6 +449,7 @@ func drive(ctx context.Context, t *tally, r row, fx *fixture, conns int, d time.
 		return nil
 	}
 	t.elapsed += elapsed
+	t.cpu += used.cpu
 	for _, res := range results {
 		t.lat = append(t.lat, res.lat...)
 		t.errors += res.errors

@@ -77,6 +77,14 @@ func throughputRatio(a, b float64) string {
 	return fmt.Sprintf("%.3f", a/b)
 }
 
+// micros is a CPU time per request, "–" when unknown.
+func micros(us float64) string {
+	if us <= 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.0f", us)
+}
+
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f", float64(d.Microseconds())/1000) }
 
 func mib(b int64) string {
@@ -112,7 +120,7 @@ func (r rowResult) verdict() string {
 
 // table writes the result rows, for a tabwriter or as Markdown.
 func (r runResult) table(w io.Writer, markdown bool) {
-	cols := []string{"request", "req/s", "× ref", "target", "p50 ms", "× ref", "p99 ms", "× ref", "errors", "peak RSS MiB", "× ref", "verdict"}
+	cols := []string{"request", "req/s", "× ref", "target", "CPU µs/req", "× ref", "p50 ms", "× ref", "p99 ms", "× ref", "errors", "peak RSS MiB", "× ref", "verdict"}
 	line := func(cells []string) {
 		if markdown {
 			fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
@@ -145,6 +153,7 @@ func (r runResult) table(w io.Writer, markdown bool) {
 		line([]string{
 			row.Row.title,
 			fmt.Sprintf("%.0f", s.RPS), throughputRatio(s.RPS, ref.RPS), target,
+			micros(s.CPUPerReq), ratio(s.CPUPerReq, ref.CPUPerReq),
 			ms(s.P50), ratio(float64(s.P50), float64(ref.P50)),
 			ms(s.P99), ratio(float64(s.P99), float64(ref.P99)),
 			fmt.Sprintf("%d", s.Errors),
@@ -158,7 +167,7 @@ func (r runResult) table(w io.Writer, markdown bool) {
 			continue
 		}
 		ref := row.Reference
-		line2([]string{"reference: " + row.Row.title, fmt.Sprintf("%.0f", ref.RPS), "", "", ms(ref.P50), "", ms(ref.P99), "", fmt.Sprintf("%d", ref.Errors), mib(ref.PeakRSS)})
+		line2([]string{"reference: " + row.Row.title, fmt.Sprintf("%.0f", ref.RPS), "", "", micros(ref.CPUPerReq), "", ms(ref.P50), "", ms(ref.P99), "", fmt.Sprintf("%d", ref.Errors), mib(ref.PeakRSS)})
 	}
 }
 
