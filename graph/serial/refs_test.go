@@ -3,6 +3,7 @@ package serial
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -27,17 +28,25 @@ func TestString(t *testing.T) {
 	} {
 		var want bytes.Buffer
 		graphql.MarshalString(s).MarshalGQL(&want)
-		var buf bytes.Buffer
-		buf.WriteString("x")
-		String(&s).MarshalGQL(&buf)
-		if got := strings.TrimPrefix(buf.String(), "x"); got != want.String() {
-			t.Errorf("%q into a bytes.Buffer: %s, want %s", s, got, want.String())
-		}
-		var sb strings.Builder
-		String(&s).MarshalGQL(plainWriter{&sb})
-		if sb.String() != want.String() {
-			t.Errorf("%q into another writer: %s, want %s", s, sb.String(), want.String())
-		}
+		writesAs(t, String(&s), want.String(), fmt.Sprintf("%q", s))
+	}
+}
+
+// writesAs checks that m writes want both after what a bytes.Buffer
+// already holds and into a writer that is not a bytes.Buffer; what names
+// the value in failures.
+func writesAs(t *testing.T, m graphql.Marshaler, want, what string) {
+	t.Helper()
+	var buf bytes.Buffer
+	buf.WriteString("x")
+	m.MarshalGQL(&buf)
+	if got := strings.TrimPrefix(buf.String(), "x"); got != want {
+		t.Errorf("%s into a bytes.Buffer: %s, want %s", what, got, want)
+	}
+	var sb strings.Builder
+	m.MarshalGQL(plainWriter{&sb})
+	if sb.String() != want {
+		t.Errorf("%s into another writer: %s, want %s", what, sb.String(), want)
 	}
 }
 
@@ -77,17 +86,7 @@ func TestEnum(t *testing.T) {
 	for _, v := range []enumValue{"ACTIVE", "in_review", "_x9", "", "9LIVES", "a b", `q"uote`, "é"} {
 		var want bytes.Buffer
 		v.MarshalGQL(&want)
-		var buf bytes.Buffer
-		buf.WriteString("x")
-		Enum(&v).MarshalGQL(&buf)
-		if got := strings.TrimPrefix(buf.String(), "x"); got != want.String() {
-			t.Errorf("%q into a bytes.Buffer: %s, want %s", v, got, want.String())
-		}
-		var sb strings.Builder
-		Enum(&v).MarshalGQL(plainWriter{&sb})
-		if sb.String() != want.String() {
-			t.Errorf("%q into another writer: %s, want %s", v, sb.String(), want.String())
-		}
+		writesAs(t, Enum(&v), want.String(), fmt.Sprintf("%q", v))
 	}
 	v := enumValue("ARCHIVED")
 	var buf bytes.Buffer
