@@ -247,3 +247,39 @@ func TestDeadline(t *testing.T) {
 		t.Fatalf("GraphQL: %d %s", r.Status, r.Raw)
 	}
 }
+
+// TestCostKept: an operation without variables is priced once and costs the
+// same on every request of it, over the limit or not; one with variables
+// is priced with each request's.
+func TestCostKept(t *testing.T) {
+	env := testutil.New(t, testutil.WithConfig(func(c *config.Config) { c.GraphQLMaxComplexity = 200 }))
+	env.CreateItem(env.Alice, "a")
+	complexity := func(query string, vars map[string]any) any {
+		r := gql(t, env, env.Alice.Token, query, vars)
+		if r.code() != "" {
+			return r.code()
+		}
+		cost, _ := r.ok(t).Extensions["cost"].(map[string]any)
+		return cost["complexity"]
+	}
+	const byVariable = `query($n: Int) { items(first: $n) { edges { node { id } } } }`
+	for _, step := range []struct {
+		query string
+		vars  map[string]any
+		want  any
+	}{
+		{`{ items(first: 5) { edges { node { id } } } }`, nil, float64(12)},
+		{`{ items(first: 5) { edges { node { id } } } }`, nil, float64(12)},
+		{`{ items(first: 100) { edges { node { id name description } } } }`, nil, "COMPLEXITY_LIMIT_EXCEEDED"},
+		{`{ items(first: 100) { edges { node { id name description } } } }`, nil, "COMPLEXITY_LIMIT_EXCEEDED"},
+		{byVariable, map[string]any{"n": 5}, float64(12)},
+		{byVariable, map[string]any{"n": 10}, float64(22)},
+		{byVariable, map[string]any{"n": 5}, float64(12)},
+		{byVariable, map[string]any{"n": 100}, "COMPLEXITY_LIMIT_EXCEEDED"},
+		{byVariable, map[string]any{"n": 5}, float64(12)},
+	} {
+		if got := complexity(step.query, step.vars); got != step.want {
+			t.Errorf("%s %v: %v, want %v", step.query, step.vars, got, step.want)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/acme/itemsvc/graph/serial"
 	"github.com/acme/itemsvc/internal/apperr"
 )
 
@@ -45,6 +46,8 @@ type costLimit struct {
 	// anonymousIntrospection lets a request without a token read the
 	// schema (the playground is on); login is always allowed.
 	anonymousIntrospection bool
+	// prices are the prices of operations without variables.
+	prices *serial.Memo[*cost]
 }
 
 var _ interface {
@@ -70,8 +73,8 @@ func (l costLimit) MutateOperationContext(ctx context.Context, opCtx *graphql.Op
 		}
 		return refusal(apperr.Timeout(err))
 	}
-	c := price(l.schema, opCtx.Operation, opCtx.Variables, l.max)
-	opCtx.Stats.SetExtension(costStatsKey, &c)
+	c := l.price(opCtx)
+	opCtx.Stats.SetExtension(costStatsKey, c)
 	if c.Over != "" {
 		return l.overError(c)
 	}
@@ -99,7 +102,21 @@ func (l costLimit) MutateOperationContext(ctx context.Context, opCtx *graphql.Op
 	return nil
 }
 
-func (l costLimit) overError(c cost) *gqlerror.Error {
+// price prices the operation. An operation without variables costs the
+// same on every request: its price is kept with it (l.prices) and shared,
+// read-only, by every request of the same document.
+func (l costLimit) price(opCtx *graphql.OperationContext) *cost {
+	compute := func() *cost {
+		c := price(l.schema, opCtx.Operation, opCtx.Variables, l.max)
+		return &c
+	}
+	if l.prices == nil || len(opCtx.Operation.VariableDefinitions) > 0 {
+		return compute()
+	}
+	return l.prices.Get(opCtx.Operation, compute)
+}
+
+func (l costLimit) overError(c *cost) *gqlerror.Error {
 	var err *gqlerror.Error
 	switch c.Over {
 	case "width":
@@ -119,7 +136,7 @@ func (l costLimit) overError(c cost) *gqlerror.Error {
 
 // anonymousAllowed: without a token an operation may only log in and,
 // with the playground on, read the schema.
-func (l costLimit) anonymousAllowed(op ast.Operation, c cost) *apperr.Error {
+func (l costLimit) anonymousAllowed(op ast.Operation, c *cost) *apperr.Error {
 	for _, name := range c.RootFields {
 		switch {
 		case name == "__typename":

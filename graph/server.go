@@ -66,7 +66,8 @@ func NewServer(svc *service.Service, opts Options) http.Handler {
 	srv.Use(serial.FieldsCache{})
 	srv.Use(extension.Introspection{})
 	srv.Use(depthLimit{max: opts.MaxDepth})
-	srv.Use(costLimit{schema: es.Schema(), max: opts.MaxComplexity, anonymousIntrospection: opts.AnonymousIntrospection})
+	srv.Use(costLimit{schema: es.Schema(), max: opts.MaxComplexity, anonymousIntrospection: opts.AnonymousIntrospection,
+		prices: new(serial.Memo[*cost])})
 	srv.AroundOperations(withCountsOnce)
 	p := presenter{log: opts.Logger, schema: es.Schema()}
 	srv.AroundOperations(endWithError(p))
