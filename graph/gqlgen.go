@@ -4,8 +4,12 @@
 // resolver stubs as `go tool gqlgen` does, from gqlgen.yml, then rewrites
 // the hot paths of the generated code onto package graph/serial (which says
 // why for each):
-//   - every list of objects marshalled by serial.MarshalSlice instead of
-//     graphql.MarshalSliceConcurrently;
+//   - every list of objects marshalled by serial.MarshalSlice (or
+//     serial.MarshalNonNullSlice, for non-null elements) instead of
+//     graphql.MarshalSliceConcurrently, each object's values made by
+//     serial.NewFields in the context of the object, so that a list of an
+//     operation without directives is written as it is resolved, reusing
+//     what one element is made of for the next;
 //   - every scalar field read straight from its object by serial.Value
 //     instead of graphql.ResolveField, and strings, times and enums of a
 //     loaded object through a pointer to them (serial.String, serial.Time,
@@ -110,6 +114,7 @@ func rewrite(path string, schema *gqlast.Schema, identities map[string]bool) (in
 		}
 	}
 	n += responseBuffers(f)
+	nonNull := nonNullLists(f)
 	ast.Inspect(f, func(node ast.Node) bool {
 		call, ok := node.(*ast.CallExpr)
 		if !ok {
@@ -121,6 +126,9 @@ func rewrite(path string, schema *gqlast.Schema, identities map[string]bool) (in
 		}
 		if pkg, ok := sel.X.(*ast.Ident); ok && pkg.Name == "graphql" && sel.Sel.Name == "MarshalSliceConcurrently" {
 			pkg.Name, sel.Sel.Name = "serial", "MarshalSlice"
+			if nonNull[call] {
+				sel.Sel.Name = "MarshalNonNullSlice"
+			}
 			n++
 		}
 		if pkg, ok := sel.X.(*ast.Ident); ok && pkg.Name == "graphql" && sel.Sel.Name == "CollectFields" {
@@ -143,6 +151,52 @@ func rewrite(path string, schema *gqlast.Schema, identities map[string]bool) (in
 		return 0, 0, 0, fmt.Errorf("format: %w", err)
 	}
 	return n, values, objects, os.WriteFile(path, buf.Bytes(), 0o644)
+}
+
+// nonNullLists returns the graphql.MarshalSliceConcurrently calls of f
+// that marshal a list of non-null elements: the generated function then
+// answers null for the list when an element is null,
+//
+//	ret := graphql.MarshalSliceConcurrently(…)
+//	for _, e := range ret {
+//		if e == graphql.Null {
+//			return graphql.Null
+//		}
+//	}
+//
+// which serial.MarshalNonNullSlice answers for.
+func nonNullLists(f *ast.File) map[*ast.CallExpr]bool {
+	calls := map[*ast.CallExpr]bool{}
+	for _, decl := range f.Decls {
+		fn, ok := decl.(*ast.FuncDecl)
+		if !ok || fn.Body == nil {
+			continue
+		}
+		var list *ast.CallExpr
+		checked := false
+		for _, st := range fn.Body.List {
+			if as, ok := st.(*ast.AssignStmt); ok && len(as.Lhs) == 1 && isIdent(as.Lhs[0], "ret") && len(as.Rhs) == 1 {
+				if call, ok := as.Rhs[0].(*ast.CallExpr); ok {
+					if sel, ok := call.Fun.(*ast.SelectorExpr); ok && isIdent(sel.X, "graphql") && sel.Sel.Name == "MarshalSliceConcurrently" {
+						list = call
+					}
+				}
+			}
+			if r, ok := st.(*ast.RangeStmt); ok && list != nil && isIdent(r.X, "ret") && len(r.Body.List) == 1 {
+				if ifs, ok := r.Body.List[0].(*ast.IfStmt); ok {
+					if cond, ok := ifs.Cond.(*ast.BinaryExpr); ok && cond.Op == token.EQL && isIdent(cond.X, "e") {
+						if sel, ok := cond.Y.(*ast.SelectorExpr); ok && isIdent(sel.X, "graphql") && sel.Sel.Name == "Null" {
+							checked = true
+						}
+					}
+				}
+			}
+		}
+		if list != nil && checked {
+			calls[list] = true
+		}
+	}
+	return calls
 }
 
 // plainObject rewrites the body of a generated field function
@@ -411,9 +465,9 @@ func defers(body *ast.BlockStmt) bool {
 	return found
 }
 
-// newFields is `serial.NewFields(len(fields))`.
+// newFields is `serial.NewFields(ctx, len(fields))`.
 func newFields() ast.Expr {
-	return invoke(dot("serial", "NewFields"), invoke(ast.NewIdent("len"), ast.NewIdent("fields")))
+	return invoke(dot("serial", "NewFields"), ast.NewIdent("ctx"), invoke(ast.NewIdent("len"), ast.NewIdent("fields")))
 }
 
 // inPlace rewrites, in an object marshaller (not a root type's), every

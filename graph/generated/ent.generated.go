@@ -2114,7 +2114,7 @@ var itemImplementors = []string{"Item", "Node"}
 func (ec *executionContext) _Item(ctx context.Context, sel ast.SelectionSet, obj *ent.Item) graphql.Marshaler {
 	fields := serial.CollectFields(ec.OperationContext, sel, itemImplementors)
 
-	out := serial.NewFields(len(fields))
+	out := serial.NewFields(ctx, len(fields))
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -2229,7 +2229,7 @@ var itemConnectionImplementors = []string{"ItemConnection"}
 func (ec *executionContext) _ItemConnection(ctx context.Context, sel ast.SelectionSet, obj *ent.ItemConnection) graphql.Marshaler {
 	fields := serial.CollectFields(ec.OperationContext, sel, itemConnectionImplementors)
 
-	out := serial.NewFields(len(fields))
+	out := serial.NewFields(ctx, len(fields))
 
 	for i, field := range fields {
 		switch field.Name {
@@ -2267,7 +2267,7 @@ var itemEdgeImplementors = []string{"ItemEdge"}
 func (ec *executionContext) _ItemEdge(ctx context.Context, sel ast.SelectionSet, obj *ent.ItemEdge) graphql.Marshaler {
 	fields := serial.CollectFields(ec.OperationContext, sel, itemEdgeImplementors)
 
-	out := serial.NewFields(len(fields))
+	out := serial.NewFields(ctx, len(fields))
 
 	for i, field := range fields {
 		switch field.Name {
@@ -2300,7 +2300,7 @@ var pageInfoImplementors = []string{"PageInfo"}
 func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet, obj *entgql.PageInfo[string]) graphql.Marshaler {
 	fields := serial.CollectFields(ec.OperationContext, sel, pageInfoImplementors)
 
-	out := serial.NewFields(len(fields))
+	out := serial.NewFields(ctx, len(fields))
 
 	for i, field := range fields {
 		switch field.Name {
@@ -2520,7 +2520,7 @@ var userImplementors = []string{"User", "Node"}
 func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj *ent.User) graphql.Marshaler {
 	fields := serial.CollectFields(ec.OperationContext, sel, userImplementors)
 
-	out := serial.NewFields(len(fields))
+	out := serial.NewFields(ctx, len(fields))
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -2630,7 +2630,7 @@ var userConnectionImplementors = []string{"UserConnection"}
 func (ec *executionContext) _UserConnection(ctx context.Context, sel ast.SelectionSet, obj *ent.UserConnection) graphql.Marshaler {
 	fields := serial.CollectFields(ec.OperationContext, sel, userConnectionImplementors)
 
-	out := serial.NewFields(len(fields))
+	out := serial.NewFields(ctx, len(fields))
 
 	for i, field := range fields {
 		switch field.Name {
@@ -2668,7 +2668,7 @@ var userEdgeImplementors = []string{"UserEdge"}
 func (ec *executionContext) _UserEdge(ctx context.Context, sel ast.SelectionSet, obj *ent.UserEdge) graphql.Marshaler {
 	fields := serial.CollectFields(ec.OperationContext, sel, userEdgeImplementors)
 
-	out := serial.NewFields(len(fields))
+	out := serial.NewFields(ctx, len(fields))
 
 	for i, field := range fields {
 		switch field.Name {
@@ -2731,7 +2731,7 @@ func (ec *executionContext) marshalNItemConnection2ᚖgithubᚗcomᚋacmeᚋitem
 }
 
 func (ec *executionContext) marshalNItemEdge2ᚕᚖgithubᚗcomᚋacmeᚋitemsvcᚋentᚐItemEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.ItemEdge) graphql.Marshaler {
-	ret := serial.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := serial.MarshalNonNullSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNItemEdge2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋentᚐItemEdge(ctx, sel, v[i])
@@ -2832,7 +2832,7 @@ func (ec *executionContext) marshalNUserConnection2ᚖgithubᚗcomᚋacmeᚋitem
 }
 
 func (ec *executionContext) marshalNUserEdge2ᚕᚖgithubᚗcomᚋacmeᚋitemsvcᚋentᚐUserEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.UserEdge) graphql.Marshaler {
-	ret := serial.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := serial.MarshalNonNullSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNUserEdge2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋentᚐUserEdge(ctx, sel, v[i])
@@ -2933,7 +2933,7 @@ func (ec *executionContext) marshalOItemStatus2ᚕgithubᚗcomᚋacmeᚋitemsvc�
 	if v == nil {
 		return graphql.Null
 	}
-	ret := serial.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := serial.MarshalNonNullSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNItemStatus2githubᚗcomᚋacmeᚋitemsvcᚋentᚋitemᚐStatus(ctx, sel, v[i])
@@ -3025,7 +3025,7 @@ func (ec *executionContext) marshalOUserRole2ᚕgithubᚗcomᚋacmeᚋitemsvcᚋ
 	if v == nil {
 		return graphql.Null
 	}
-	ret := serial.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := serial.MarshalNonNullSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNUserRole2githubᚗcomᚋacmeᚋitemsvcᚋentᚋuserᚐRole(ctx, sel, v[i])

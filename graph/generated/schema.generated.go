@@ -487,7 +487,7 @@ var itemEventImplementors = []string{"ItemEvent"}
 func (ec *executionContext) _ItemEvent(ctx context.Context, sel ast.SelectionSet, obj *model.ItemEvent) graphql.Marshaler {
 	fields := serial.CollectFields(ec.OperationContext, sel, itemEventImplementors)
 
-	out := serial.NewFields(len(fields))
+	out := serial.NewFields(ctx, len(fields))
 
 	for i, field := range fields {
 		switch field.Name {
@@ -533,7 +533,7 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		Object: "Mutation",
 	})
 
-	out := serial.NewFields(len(fields))
+	out := serial.NewFields(ctx, len(fields))
 
 	for i, field := range fields {
 		innerCtx := graphql.WithRootFieldContext(ctx, &graphql.RootFieldContext{
@@ -609,7 +609,7 @@ var tokenImplementors = []string{"Token"}
 func (ec *executionContext) _Token(ctx context.Context, sel ast.SelectionSet, obj *service.Token) graphql.Marshaler {
 	fields := serial.CollectFields(ec.OperationContext, sel, tokenImplementors)
 
-	out := serial.NewFields(len(fields))
+	out := serial.NewFields(ctx, len(fields))
 
 	for i, field := range fields {
 		switch field.Name {
@@ -718,7 +718,7 @@ func (ec *executionContext) marshalOItemEventType2ᚕgithubᚗcomᚋacmeᚋitems
 	if v == nil {
 		return graphql.Null
 	}
-	ret := serial.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := serial.MarshalNonNullSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNItemEventType2githubᚗcomᚋacmeᚋitemsvcᚋgraphᚋmodelᚐItemEventType(ctx, sel, v[i])

@@ -36,6 +36,9 @@ type fieldsCache struct {
 	n       atomic.Int32 // entries[:n] are published and never change
 	mu      sync.Mutex   // serializes writers
 	entries [8]fieldsEntry
+	// shared: the operation has no directive, and this cache serves
+	// every request of it.
+	shared bool
 }
 
 const fieldsStatsKey = "serial.collectedFields"
@@ -94,8 +97,57 @@ func (FieldsCache) Validate(graphql.ExecutableSchema) error { return nil }
 
 // MutateOperationContext implements graphql.OperationContextMutator: the
 // cache is installed before the operation runs, while nothing reads the
-// operation's extensions concurrently.
+// operation's extensions concurrently. An operation without directives
+// collects the same fields on every request (only @skip, @include and
+// @defer make them depend on the request), so it shares one cache with
+// every other request of the same document (sharedFields); any other
+// operation gets its own.
 func (FieldsCache) MutateOperationContext(_ context.Context, opCtx *graphql.OperationContext) *gqlerror.Error {
-	opCtx.Stats.SetExtension(fieldsStatsKey, &fieldsCache{})
+	c := sharedFields.Get(opCtx.Operation, func() *fieldsCache {
+		if opCtx.Operation == nil || hasDirectives(opCtx.Doc, opCtx.Operation.SelectionSet, map[string]bool{}) {
+			return nil
+		}
+		return &fieldsCache{shared: true}
+	})
+	if c == nil {
+		c = &fieldsCache{}
+	}
+	opCtx.Stats.SetExtension(fieldsStatsKey, c)
 	return nil
+}
+
+// sharedFields are the caches of the operations without directives.
+var sharedFields Memo[*fieldsCache]
+
+// hasDirectives reports whether a selection in set, or in a fragment it
+// spreads (seen holds the fragments already looked at), has a directive.
+func hasDirectives(doc *ast.QueryDocument, set ast.SelectionSet, seen map[string]bool) bool {
+	for _, sel := range set {
+		switch s := sel.(type) {
+		case *ast.Field:
+			if len(s.Directives) > 0 || hasDirectives(doc, s.SelectionSet, seen) {
+				return true
+			}
+		case *ast.InlineFragment:
+			if len(s.Directives) > 0 || hasDirectives(doc, s.SelectionSet, seen) {
+				return true
+			}
+		case *ast.FragmentSpread:
+			if len(s.Directives) > 0 {
+				return true
+			}
+			if seen[s.Name] {
+				continue
+			}
+			seen[s.Name] = true
+			if doc == nil {
+				return true
+			}
+			f := doc.Fragments.ForName(s.Name)
+			if f == nil || len(f.Directives) > 0 || hasDirectives(doc, f.SelectionSet, seen) {
+				return true // a spread that cannot be looked at is not shared
+			}
+		}
+	}
+	return false
 }

@@ -8,10 +8,13 @@
 // edge field, a context, closures and a boxed value per field, a FieldSet
 // with a map per object) only costs then; for a page of 20 items it made
 // GraphQL about half as fast as the same REST list. MarshalSlice marshals
-// lists element by element on the calling goroutine; Value, Field, String
-// and Time resolve fields read straight from their object; Object and
-// Fields write an object's fields; CollectFields and Buffer cache per
-// operation and per response.
+// lists element by element on the calling goroutine and, for an operation
+// without directives, writes each element as soon as it is resolved,
+// reusing what it was made of for the next; Value, Field, String and Time
+// resolve fields read straight from their object; Object and Fields write
+// an object's fields; CollectFields caches per operation (shared by every
+// request of one without directives), Memo per parsed operation, and
+// Buffer per response.
 package serial
 
 import (
@@ -19,6 +22,8 @@ import (
 	"context"
 	"io"
 	"sync"
+	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -29,6 +34,8 @@ import (
 // graphql.MarshalSliceConcurrently (each element sees its index in its field
 // context; a panic becomes an error on that element and nulls the list), but
 // marshals the elements in turn. workerLimit is unused: there are no workers.
+// The generator points the lists of nullable elements here; a null element
+// is written as null.
 func MarshalSlice(
 	ctx context.Context,
 	length int,
@@ -36,6 +43,28 @@ func MarshalSlice(
 	omitPanicHandler bool,
 	marshalElement func(ctx context.Context, i int) graphql.Marshaler,
 ) graphql.Array {
+	return marshalSlice(ctx, length, omitPanicHandler, false, marshalElement)
+}
+
+// MarshalNonNullSlice is MarshalSlice for a list of non-null elements,
+// whose generated marshaller answers null for the whole list when an
+// element is null (graphql.Null among the elements returned).
+func MarshalNonNullSlice(
+	ctx context.Context,
+	length int,
+	workerLimit int64,
+	omitPanicHandler bool,
+	marshalElement func(ctx context.Context, i int) graphql.Marshaler,
+) graphql.Array {
+	return marshalSlice(ctx, length, omitPanicHandler, true, marshalElement)
+}
+
+func marshalSlice(ctx context.Context, length int, omitPanicHandler, nonNull bool,
+	marshalElement func(ctx context.Context, i int) graphql.Marshaler,
+) graphql.Array {
+	if length > 0 && rendering(ctx) {
+		return render(ctx, length, omitPanicHandler, nonNull, marshalElement)
+	}
 	ret := make(graphql.Array, length)
 	// One allocation for the elements' field contexts, indexes and
 	// contexts: graphql.WithFieldContext would make a context per element.
@@ -48,25 +77,145 @@ func MarshalSlice(
 		e.index = i
 		e.fc.Index = &e.index
 		childCtx := withElementContext(l, parent, e)
-		if omitPanicHandler {
-			ret[i] = marshalElement(childCtx, i)
-			continue
+		if !guard(childCtx, omitPanicHandler, func() { ret[i] = marshalElement(childCtx, i) }) {
+			failed = true
 		}
-		func() {
-			defer func() {
-				if r := recover(); r != nil {
-					graphql.AddError(childCtx, graphql.Recover(childCtx, r))
-					failed = true
-				}
-			}()
-			ret[i] = marshalElement(childCtx, i)
-		}()
 	}
 	if failed {
 		return nil
 	}
 	return ret
 }
+
+// guard runs f, turning a panic into an error on ctx's field unless
+// omitPanicHandler, and reports whether f returned.
+func guard(ctx context.Context, omitPanicHandler bool, f func()) (ok bool) {
+	if !omitPanicHandler {
+		defer func() {
+			if r := recover(); r != nil {
+				graphql.AddError(ctx, graphql.Recover(ctx, r))
+				ok = false
+			}
+		}()
+	}
+	f()
+	return true
+}
+
+// render is marshalSlice for an operation without @defer (rendering):
+// each element is resolved and at once written into one pooled buffer
+// (rendered), after which nothing refers to what was made for it, so
+// that the next element reuses it: the objects of its fields (NewFields)
+// and, unless something used them (elementContext.used), its field
+// context and context and its child's (Field). A page of twenty items
+// whose fields are read from the loaded page makes one of each rather than
+// twenty, and no array of their values. What is written is what graphql.Array would write for the
+// same elements, and every element is resolved whatever happens to the
+// others, as before, so that each reports its own errors.
+func render(ctx context.Context, length int, omitPanicHandler, nonNull bool,
+	marshalElement func(ctx context.Context, i int) graphql.Marshaler,
+) graphql.Array {
+	parent := graphql.GetFieldContext(ctx)
+	l := &list{Context: ctx, n: 1, render: true}
+	buf := Buffer()
+	failed, null := false, false
+	for i := range length {
+		l.arena.reset()
+		if l.elem == nil || l.used.Load() {
+			// The last element's contexts may be held by what used them.
+			l.elem, l.children = new(element), make([]child, 1)
+			l.used.Store(false)
+		} else {
+			*l.elem = element{}
+			l.children[0] = child{}
+		}
+		e := l.elem
+		e.index = i
+		e.fc.Index = &e.index
+		childCtx := withElementContext(l, parent, e)
+		if !guard(childCtx, omitPanicHandler, func() {
+			m := marshalElement(childCtx, i)
+			if m == graphql.Null && nonNull {
+				null = true
+			}
+			if failed || null {
+				return // resolved for its errors; the list is null
+			}
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			m.MarshalGQL(buf)
+		}) {
+			failed = true
+		}
+	}
+	l.arena.reset()
+	if failed || null {
+		releaseBuffer(buf)
+		if failed {
+			return nil
+		}
+		return graphql.Array{graphql.Null}
+	}
+	return graphql.Array{&rendered{buf: buf}}
+}
+
+// rendering reports whether the lists of ctx's operation may be rendered
+// as they are resolved: the operation has no directive (its collected
+// fields are shared, FieldsCache), so none of its fields is deferred, and
+// nothing resolved for an element is used once the element is written.
+func rendering(ctx context.Context) bool {
+	if renderedList(ctx) != nil {
+		return true // a list within an element of a rendered list
+	}
+	if !graphql.HasOperationContext(ctx) {
+		return false
+	}
+	c, _ := graphql.GetOperationContext(ctx).Stats.GetExtension(fieldsStatsKey).(*fieldsCache)
+	return c != nil && c.shared
+}
+
+// rendered is the elements of a list, written by render with the commas
+// between them: graphql.Array{rendered} writes the list. Written once, it
+// gives its buffer back to the pool.
+type rendered struct{ buf *bytes.Buffer }
+
+// MarshalGQL implements graphql.Marshaler.
+func (r *rendered) MarshalGQL(w io.Writer) {
+	if r.buf == nil {
+		// The buffer may hold another response by now.
+		panic("serial: a rendered list written twice")
+	}
+	_, _ = w.Write(r.buf.Bytes())
+	releaseBuffer(r.buf)
+	r.buf = nil
+}
+
+// arena holds the objects NewFields made for the element being rendered,
+// in the order it made them, for the next element to reuse: the elements
+// of a list ask for the same objects in the same order, unless some field
+// of one is null where the others' is not, which costs a new object.
+type arena struct {
+	objects []*object
+	next    int
+}
+
+// take returns an object for n values (n < len(sizedObjects)).
+func (a *arena) take(n int) *object {
+	if a.next == len(a.objects) {
+		a.objects = append(a.objects, nil)
+	}
+	o := a.objects[a.next]
+	if o == nil || len(o.values) != n {
+		o = sizedObjects[n]()
+		a.objects[a.next] = o
+	}
+	a.next++
+	return o
+}
+
+// reset makes every object taken free again.
+func (a *arena) reset() { a.next = 0 }
 
 // element is what MarshalSlice makes for one element of a list.
 type element struct {
@@ -79,9 +228,16 @@ type element struct {
 // allocation of its own: it answers gqlgen's field context key with fc and
 // every other key as its parent does. A list element's parent is its
 // list, where Field finds the element's child field context.
+//
+// In a rendered list, where the next element reuses it, it also reports
+// any other use (used): a resolver's context reaches the database, whose
+// driver may watch it from a goroutine of its own after the element is
+// written. Asking for the field context is not a use: that is how gqlgen
+// finds the field and its path.
 type elementContext struct {
 	context.Context
 	fc *graphql.FieldContext
+	l  *list // in a rendered list
 }
 
 // list is the context of a list's elements (the list field's, which it
@@ -96,6 +252,16 @@ type list struct {
 	n        int
 	children []child
 	template *graphql.FieldContext
+	first    graphql.FieldContext // what template points to
+
+	// render: the list is rendered (render); elem is the element being
+	// rendered, children its one child, arena the objects made for them.
+	// used: something other than this package has used the context of
+	// elem or of its child, and may still hold it.
+	render bool
+	elem   *element
+	arena  arena
+	used   atomic.Bool
 }
 
 // child is the field context and context of one object field of a list
@@ -120,7 +286,11 @@ func freeChild(ctx context.Context) (*child, *list) {
 	if l.children == nil {
 		l.children = make([]child, l.n)
 	}
-	ch := &l.children[*c.fc.Index]
+	i := *c.fc.Index
+	if l.render {
+		i = 0 // the element being rendered
+	}
+	ch := &l.children[i]
 	if ch.ctx.Context != nil {
 		return nil, nil
 	}
@@ -151,7 +321,33 @@ func (c *elementContext) Value(key any) any {
 	if key == fieldContextKey {
 		return c.fc
 	}
+	c.use()
 	return c.Context.Value(key)
+}
+
+// Done implements context.Context.
+func (c *elementContext) Done() <-chan struct{} {
+	c.use()
+	return c.Context.Done()
+}
+
+// Err implements context.Context.
+func (c *elementContext) Err() error {
+	c.use()
+	return c.Context.Err()
+}
+
+// Deadline implements context.Context.
+func (c *elementContext) Deadline() (time.Time, bool) {
+	c.use()
+	return c.Context.Deadline()
+}
+
+// use records that c was used, for a rendered list not to reuse it.
+func (c *elementContext) use() {
+	if c.l != nil && !c.l.used.Load() {
+		c.l.used.Store(true)
+	}
 }
 
 // fieldContextKey is the key under which gqlgen keeps the field context
@@ -183,6 +379,9 @@ func withElementContext(ctx context.Context, parent *graphql.FieldContext, e *el
 	}
 	e.fc.Parent = parent
 	e.ctx = elementContext{Context: ctx, fc: &e.fc}
+	if l, ok := ctx.(*list); ok && l.render {
+		e.ctx.l = l
+	}
 	return &e.ctx
 }
 
@@ -246,15 +445,37 @@ type Fields struct {
 	obj      *object
 }
 
-// NewFields returns Fields for n fields.
-func NewFields(n int) Fields {
+// NewFields returns Fields for n fields of an object marshalled in ctx:
+// within an element of a list being rendered (render), from the list's
+// arena.
+func NewFields(ctx context.Context, n int) Fields {
 	var o *object
-	if n < len(sizedObjects) {
+	if l := renderedList(ctx); l != nil && n < len(sizedObjects) {
+		o = l.arena.take(n)
+	} else if n < len(sizedObjects) {
 		o = sizedObjects[n]()
 	} else {
 		o = &object{values: make([]graphql.Marshaler, n)}
 	}
 	return Fields{Values: o.values, obj: o}
+}
+
+// renderedList is the list being rendered whose element ctx is the
+// context of, or of a field of, or nil.
+func renderedList(ctx context.Context) *list {
+	for {
+		c, ok := ctx.(*elementContext)
+		if !ok {
+			return nil
+		}
+		if l, ok := c.Context.(*list); ok {
+			if l.render {
+				return l
+			}
+			return nil
+		}
+		ctx = c.Context
+	}
 }
 
 // sizedObjects make an object with room for exactly i values in the same
@@ -319,6 +540,15 @@ func Release(data []byte) {
 	buffers.Put(bytes.NewBuffer(data[:0]))
 }
 
+// releaseBuffer returns buf to the pool.
+func releaseBuffer(buf *bytes.Buffer) {
+	if buf.Cap() > maxPooled {
+		return
+	}
+	buf.Reset()
+	buffers.Put(buf)
+}
+
 // Field resolves an object-valued field read straight from its object (the
 // generated resolver is `return obj.Field, nil`, with no directive) as
 // graphql.ResolveField does: the field's context for its children, a
@@ -346,11 +576,12 @@ func Field[T any](ctx context.Context, oc *graphql.OperationContext, field graph
 			}
 			ch.fc = *fc
 			if l.template == nil {
-				l.template = &ch.fc
+				l.first = ch.fc
+				l.template = &l.first
 			}
 		}
 		ch.fc.Parent = ctx.(*elementContext).fc
-		ch.ctx = elementContext{Context: ctx, fc: &ch.fc}
+		ch.ctx = elementContext{Context: ctx, fc: &ch.fc, l: ctx.(*elementContext).l}
 		ctx = &ch.ctx
 		return resolved(ctx, oc, field, &ch.fc, v, marshal, recoverFromPanic)
 	}

@@ -4,68 +4,225 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"testing"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 )
 
-// TestMarshalSlice: each element sees its own index, in order; a panic
-// nulls the list and reports one error, as MarshalSliceConcurrently does.
+// listModes are the two ways a list is marshalled: eagerly, every
+// element's values kept until the response is written, and rendered, each
+// element written as soon as it is resolved (an operation without
+// directives, whose fields cache is shared).
+var listModes = []struct {
+	name string
+	with func(ctx context.Context) context.Context
+}{
+	{"eager", func(ctx context.Context) context.Context {
+		oc := &graphql.OperationContext{RecoverFunc: graphql.DefaultRecover}
+		oc.Stats.SetExtension(fieldsStatsKey, &fieldsCache{})
+		return graphql.WithOperationContext(ctx, oc)
+	}},
+	{"rendered", func(ctx context.Context) context.Context {
+		oc := &graphql.OperationContext{RecoverFunc: graphql.DefaultRecover}
+		oc.Stats.SetExtension(fieldsStatsKey, &fieldsCache{shared: true})
+		return graphql.WithOperationContext(ctx, oc)
+	}},
+}
+
+// TestMarshalSlice: each element sees its own index, in order, under the
+// list's field context; a panic nulls the list and reports one error, as
+// MarshalSliceConcurrently does; a null element is written as null, or
+// nulls a list of non-null elements, every element resolved all the same.
+// Eager and rendered lists write the same JSON and report the same errors,
+// with elements made of objects, nested lists and fields of their own.
 func TestMarshalSlice(t *testing.T) {
+	id := graphql.CollectedField{Field: &ast.Field{Alias: "id", Name: "id"}}
+	tags := graphql.CollectedField{Field: &ast.Field{Alias: "tags", Name: "tags"}}
+	node := graphql.CollectedField{Field: &ast.Field{Alias: "node", Name: "node"}}
+	nodeContext := func(_ context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+		return &graphql.FieldContext{Object: "Edge", Field: field}, nil
+	}
+	// object is an element {"id":i,"tags":[…i tags…]} made as the
+	// generated code makes one, its tags a nested list.
+	object := func(ctx context.Context, i int) graphql.Marshaler {
+		f := NewFields(ctx, 2)
+		f.Values[0] = graphql.MarshalInt(i)
+		f.Values[1] = MarshalNonNullSlice(ctx, i, 0, false, func(ctx context.Context, j int) graphql.Marshaler {
+			return graphql.MarshalString(fmt.Sprintf("t%d.%d", i, j))
+		})
+		return f.Object([]graphql.CollectedField{id, tags})
+	}
 	for _, tc := range []struct {
 		name       string
 		length     int
-		panicAt    int // -1: none
+		nonNull    bool
 		omitPanics bool
-		wantNil    bool
+		element    func(ctx context.Context, i int) graphql.Marshaler
+		want       string // "nil": no list; "null": a null element for the generated code to null the list
 		wantErrs   int
 	}{
-		{"empty", 0, -1, false, false, 0},
-		{"one", 1, -1, false, false, 0},
-		{"twenty", 20, -1, false, false, 0},
-		{"a panic nulls the list", 5, 2, false, true, 1},
+		{"empty", 0, true, false, nil, `[]`, 0},
+		{"one", 1, true, false, nil, `[0]`, 0},
+		{"twenty", 20, true, false, nil, `[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19]`, 0},
+		{"a panic nulls the list", 5, true, false, func(ctx context.Context, i int) graphql.Marshaler {
+			if i == 2 {
+				panic("boom")
+			}
+			return graphql.MarshalInt(i)
+		}, "nil", 1},
+		{"two panics, two errors", 5, true, false, func(ctx context.Context, i int) graphql.Marshaler {
+			if i%2 == 1 {
+				panic("boom")
+			}
+			return graphql.MarshalInt(i)
+		}, "nil", 2},
+		{"a null element of a nullable list", 3, false, false, func(ctx context.Context, i int) graphql.Marshaler {
+			if i == 1 {
+				return graphql.Null
+			}
+			return graphql.MarshalInt(i)
+		}, `[0,null,2]`, 0},
+		{"null elements of a non-null list, each reporting its error", 4, true, false, func(ctx context.Context, i int) graphql.Marshaler {
+			if i >= 1 {
+				graphql.AddErrorf(ctx, "element %d is null", i)
+				return graphql.Null
+			}
+			return graphql.MarshalInt(i)
+		}, "null", 3},
+		{"objects with nested lists", 3, true, false, object,
+			`[{"id":0,"tags":[]},{"id":1,"tags":["t1.0"]},{"id":2,"tags":["t2.0","t2.1"]}]`, 0},
+		{"an object field of each element", 3, true, false, func(ctx context.Context, i int) graphql.Marshaler {
+			f := NewFields(ctx, 1)
+			f.Values[0] = Field(ctx, graphql.GetOperationContext(ctx), node, "Edge", nodeContext, i,
+				func(ctx context.Context, _ ast.SelectionSet, v int) graphql.Marshaler { return object(ctx, v) }, true)
+			return f.Object([]graphql.CollectedField{node})
+		}, `[{"node":{"id":0,"tags":[]}},{"node":{"id":1,"tags":["t1.0"]}},{"node":{"id":2,"tags":["t2.0","t2.1"]}}]`, 0},
+		{"objects, one of a different shape", 3, true, false, func(ctx context.Context, i int) graphql.Marshaler {
+			if i == 1 {
+				f := NewFields(ctx, 1)
+				f.Values[0] = graphql.MarshalInt(i)
+				return f.Object([]graphql.CollectedField{id})
+			}
+			return object(ctx, i)
+		}, `[{"id":0,"tags":[]},{"id":1},{"id":2,"tags":["t2.0","t2.1"]}]`, 0},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			ctx := graphql.WithResponseContext(context.Background(), graphql.DefaultErrorPresenter, graphql.DefaultRecover)
-			list := &graphql.FieldContext{Field: graphql.CollectedField{Field: &ast.Field{Alias: "edges"}}}
-			ctx = graphql.WithFieldContext(ctx, list)
-			ctx = context.WithValue(ctx, outerKey{}, "outer")
-			var seen []int
-			ret := MarshalSlice(ctx, tc.length, 0, tc.omitPanics, func(ctx context.Context, i int) graphql.Marshaler {
-				if got := *graphql.GetFieldContext(ctx).Index; got != i {
-					t.Errorf("element %d sees index %d", i, got)
+		for _, mode := range listModes {
+			t.Run(tc.name+"/"+mode.name, func(t *testing.T) {
+				ctx := graphql.WithResponseContext(context.Background(), graphql.DefaultErrorPresenter, graphql.DefaultRecover)
+				ctx = mode.with(ctx)
+				list := &graphql.FieldContext{Field: graphql.CollectedField{Field: &ast.Field{Alias: "edges"}}}
+				ctx = graphql.WithFieldContext(ctx, list)
+				ctx = context.WithValue(ctx, outerKey{}, "outer")
+				element := tc.element
+				if element == nil {
+					element = func(_ context.Context, i int) graphql.Marshaler { return graphql.MarshalInt(i) }
 				}
-				if got := graphql.GetFieldContext(ctx).Parent; got != list {
-					t.Errorf("element %d: parent field context %p, want the list's %p", i, got, list)
+				marshal := MarshalSlice
+				if tc.nonNull {
+					marshal = MarshalNonNullSlice
 				}
-				if got := graphql.GetPath(ctx).String(); got != fmt.Sprintf("edges[%d]", i) {
-					t.Errorf("element %d: path %s", i, got)
+				var seen []int
+				ret := marshal(ctx, tc.length, 0, tc.omitPanics, func(ctx context.Context, i int) graphql.Marshaler {
+					if got := *graphql.GetFieldContext(ctx).Index; got != i {
+						t.Errorf("element %d sees index %d", i, got)
+					}
+					if got := graphql.GetFieldContext(ctx).Parent; got != list {
+						t.Errorf("element %d: parent field context %p, want the list's %p", i, got, list)
+					}
+					if got := graphql.GetPath(ctx).String(); got != fmt.Sprintf("edges[%d]", i) {
+						t.Errorf("element %d: path %s", i, got)
+					}
+					if got := ctx.Value(outerKey{}); got != "outer" {
+						t.Errorf("element %d: a value of the list's context is %v", i, got)
+					}
+					seen = append(seen, i)
+					return element(ctx, i)
+				})
+				if len(seen) != tc.length {
+					t.Errorf("elements resolved %v, want all %d", seen, tc.length)
 				}
-				if got := ctx.Value(outerKey{}); got != "outer" {
-					t.Errorf("element %d: a value of the list's context is %v", i, got)
+				for i, v := range seen {
+					if v != i {
+						t.Fatalf("elements marshalled in order %v", seen)
+					}
 				}
-				seen = append(seen, i)
-				if i == tc.panicAt {
-					panic("boom")
+				got := "nil"
+				if ret != nil {
+					var buf bytes.Buffer
+					ret.MarshalGQL(&buf)
+					got = buf.String()
+					for _, e := range ret {
+						if e == graphql.Null && tc.nonNull {
+							got = "null"
+						}
+					}
 				}
-				return graphql.MarshalInt(i)
+				if got != tc.want {
+					t.Errorf("wrote %s, want %s", got, tc.want)
+				}
+				if errs := graphql.GetErrors(ctx); len(errs) != tc.wantErrs {
+					t.Errorf("errors %v, want %d", errs, tc.wantErrs)
+				}
 			})
-			if (ret == nil) != tc.wantNil {
-				t.Fatalf("nil list = %v, want %v", ret == nil, tc.wantNil)
-			}
-			if !tc.wantNil && len(ret) != tc.length {
-				t.Fatalf("%d elements, want %d", len(ret), tc.length)
-			}
-			for i, v := range seen {
-				if v != i {
-					t.Fatalf("elements marshalled in order %v", seen)
+		}
+	}
+}
+
+// TestRenderedOnce: a rendered list's buffer goes back to the pool when it
+// is written; writing it again panics rather than write what the buffer
+// may hold by then.
+func TestRenderedOnce(t *testing.T) {
+	ctx := listModes[1].with(context.Background())
+	ret := MarshalSlice(ctx, 2, 0, false, func(_ context.Context, i int) graphql.Marshaler { return graphql.MarshalInt(i) })
+	var buf bytes.Buffer
+	ret.MarshalGQL(&buf)
+	if buf.String() != "[0,1]" {
+		t.Fatalf("wrote %s", buf.String())
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("a second write did not panic")
+		}
+	}()
+	ret.MarshalGQL(&buf)
+}
+
+// literal is JSON written as it is, without an allocation.
+type literal string
+
+// MarshalGQL implements graphql.Marshaler.
+func (l literal) MarshalGQL(w io.Writer) { _, _ = io.WriteString(w, string(l)) }
+
+// TestRenderedAllocations: rendering a list reuses what it made for one
+// element for the next, so that a longer list makes no more objects.
+func TestRenderedAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocations are not counted under the race detector")
+	}
+	id := graphql.CollectedField{Field: &ast.Field{Alias: "id", Name: "id"}}
+	fields := []graphql.CollectedField{id}
+	var yes, no graphql.Marshaler = literal("true"), literal("false")
+	allocs := func(mode int, n int) float64 {
+		ctx := listModes[mode].with(context.Background())
+		return testing.AllocsPerRun(20, func() {
+			ret := MarshalSlice(ctx, n, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+				f := NewFields(ctx, 1)
+				f.Values[0] = no
+				if i%2 == 0 {
+					f.Values[0] = yes
 				}
-			}
-			if errs := graphql.GetErrors(ctx); len(errs) != tc.wantErrs {
-				t.Errorf("errors %v, want %d", errs, tc.wantErrs)
-			}
+				return f.Object(fields)
+			})
+			ret.MarshalGQL(io.Discard)
 		})
+	}
+	if short, long := allocs(1, 2), allocs(1, 40); long != short {
+		t.Errorf("rendered: %v allocations for 2 elements, %v for 40", short, long)
+	}
+	if short, long := allocs(0, 2), allocs(0, 40); long <= short {
+		t.Errorf("eager: %v allocations for 2 elements, %v for 40: the test measures nothing", short, long)
 	}
 }
 
@@ -100,7 +257,7 @@ func TestObject(t *testing.T) {
 			if got.String() != tc.want {
 				t.Errorf("Object wrote %s, want %s", got.String(), tc.want)
 			}
-			f := NewFields(len(tc.values))
+			f := NewFields(context.Background(), len(tc.values))
 			copy(f.Values, tc.values)
 			var viaFields bytes.Buffer
 			f.Object(tc.fields).MarshalGQL(&viaFields)
@@ -174,45 +331,49 @@ func TestField(t *testing.T) {
 // element only, and again for a second object field of one element or a
 // field with arguments.
 func TestFieldOfElement(t *testing.T) {
-	ctx := graphql.WithResponseContext(context.Background(), graphql.DefaultErrorPresenter, graphql.DefaultRecover)
-	oc := &graphql.OperationContext{RecoverFunc: graphql.DefaultRecover}
-	ctx = graphql.WithOperationContext(ctx, oc)
-	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Field: graphql.CollectedField{Field: &ast.Field{Alias: "edges"}}})
-	child := func(context.Context, graphql.CollectedField) (*graphql.FieldContext, error) { return nil, nil }
-	made := map[string]int{}
-	fieldContext := func(args map[string]any) func(context.Context, graphql.CollectedField) (*graphql.FieldContext, error) {
-		return func(_ context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			made[field.Alias]++
-			return &graphql.FieldContext{Object: "Edge", Field: field, Args: args, IsMethod: true, Child: child}, nil
-		}
-	}
-	node := graphql.CollectedField{Field: &ast.Field{Alias: "node", Name: "node"}}
-	other := graphql.CollectedField{Field: &ast.Field{Alias: "other", Name: "other"}}
-	withArgs := graphql.CollectedField{Field: &ast.Field{Alias: "withArgs", Name: "withArgs"}}
-	const n = 5
-	MarshalSlice(ctx, n, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		element := graphql.GetFieldContext(ctx)
-		for _, f := range []struct {
-			field graphql.CollectedField
-			args  map[string]any
-		}{{node, nil}, {other, nil}, {withArgs, map[string]any{"a": 1}}} {
-			Field(ctx, oc, f.field, "Edge", fieldContext(f.args), i,
-				func(ctx context.Context, _ ast.SelectionSet, v int) graphql.Marshaler {
-					fc := graphql.GetFieldContext(ctx)
-					if fc.Parent != element || fc.Object != "Edge" || fc.Field.Field != f.field.Field ||
-						!fc.IsMethod || fc.Child == nil || fc.Result != v || len(fc.Args) != len(f.args) {
-						t.Errorf("element %d, %s: field context %+v", i, f.field.Alias, fc)
-					}
-					if got, want := graphql.GetPath(ctx).String(), fmt.Sprintf("edges[%d].%s", i, f.field.Alias); got != want {
-						t.Errorf("path %s, want %s", got, want)
-					}
-					return graphql.MarshalInt(v)
-				}, true)
-		}
-		return graphql.MarshalInt(i)
-	})
-	if made["node"] != 1 || made["other"] != n || made["withArgs"] != n {
-		t.Errorf("field contexts made %v, want node once, the others %d times", made, n)
+	for _, mode := range listModes {
+		t.Run(mode.name, func(t *testing.T) {
+			ctx := graphql.WithResponseContext(context.Background(), graphql.DefaultErrorPresenter, graphql.DefaultRecover)
+			ctx = mode.with(ctx)
+			oc := graphql.GetOperationContext(ctx)
+			ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Field: graphql.CollectedField{Field: &ast.Field{Alias: "edges"}}})
+			child := func(context.Context, graphql.CollectedField) (*graphql.FieldContext, error) { return nil, nil }
+			made := map[string]int{}
+			fieldContext := func(args map[string]any) func(context.Context, graphql.CollectedField) (*graphql.FieldContext, error) {
+				return func(_ context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+					made[field.Alias]++
+					return &graphql.FieldContext{Object: "Edge", Field: field, Args: args, IsMethod: true, Child: child}, nil
+				}
+			}
+			node := graphql.CollectedField{Field: &ast.Field{Alias: "node", Name: "node"}}
+			other := graphql.CollectedField{Field: &ast.Field{Alias: "other", Name: "other"}}
+			withArgs := graphql.CollectedField{Field: &ast.Field{Alias: "withArgs", Name: "withArgs"}}
+			const n = 5
+			MarshalSlice(ctx, n, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+				element := graphql.GetFieldContext(ctx)
+				for _, f := range []struct {
+					field graphql.CollectedField
+					args  map[string]any
+				}{{node, nil}, {other, nil}, {withArgs, map[string]any{"a": 1}}} {
+					Field(ctx, oc, f.field, "Edge", fieldContext(f.args), i,
+						func(ctx context.Context, _ ast.SelectionSet, v int) graphql.Marshaler {
+							fc := graphql.GetFieldContext(ctx)
+							if fc.Parent != element || fc.Object != "Edge" || fc.Field.Field != f.field.Field ||
+								!fc.IsMethod || fc.Child == nil || fc.Result != v || len(fc.Args) != len(f.args) {
+								t.Errorf("element %d, %s: field context %+v", i, f.field.Alias, fc)
+							}
+							if got, want := graphql.GetPath(ctx).String(), fmt.Sprintf("edges[%d].%s", i, f.field.Alias); got != want {
+								t.Errorf("path %s, want %s", got, want)
+							}
+							return graphql.MarshalInt(v)
+						}, true)
+				}
+				return graphql.MarshalInt(i)
+			})
+			if made["node"] != 1 || made["other"] != n || made["withArgs"] != n {
+				t.Errorf("field contexts made %v, want node once, the others %d times", made, n)
+			}
+		})
 	}
 }
 
@@ -221,7 +382,7 @@ func TestFieldOfElement(t *testing.T) {
 func TestNewFields(t *testing.T) {
 	for n := range 20 {
 		var f Fields
-		allocs := testing.AllocsPerRun(10, func() { f = NewFields(n) })
+		allocs := testing.AllocsPerRun(10, func() { f = NewFields(context.Background(), n) })
 		if len(f.Values) != n {
 			t.Errorf("NewFields(%d): %d values", n, len(f.Values))
 		}
@@ -231,6 +392,62 @@ func TestNewFields(t *testing.T) {
 		}
 		if allocs != want {
 			t.Errorf("NewFields(%d): %v allocations, want %v", n, allocs, want)
+		}
+	}
+}
+
+// TestRenderedContexts: a rendered list reuses the context of an element
+// that nothing else used for the next element, but not one that something
+// used (the database driver watches a resolver's context from a goroutine
+// of its own): that one still answers for its element once the list is
+// written.
+func TestRenderedContexts(t *testing.T) {
+	ctx := listModes[1].with(context.Background())
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Field: graphql.CollectedField{Field: &ast.Field{Alias: "edges"}}})
+	ctx = context.WithValue(ctx, outerKey{}, "outer")
+	node := graphql.CollectedField{Field: &ast.Field{Alias: "node", Name: "node"}}
+	nodeContext := func(_ context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+		return &graphql.FieldContext{Object: "Edge", Field: field}, nil
+	}
+	const n = 6
+	elements := make([]context.Context, n)
+	nodes := make([]context.Context, n)
+	oc := graphql.GetOperationContext(ctx)
+	ret := MarshalSlice(ctx, n, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		elements[i] = ctx
+		return Field(ctx, oc, node, "Edge", nodeContext, i,
+			func(ctx context.Context, _ ast.SelectionSet, v int) graphql.Marshaler {
+				nodes[i] = ctx
+				switch i {
+				case 1:
+					_ = ctx.Done()
+				case 3:
+					_ = ctx.Value(outerKey{})
+				}
+				return graphql.MarshalInt(v)
+			}, true)
+	})
+	var buf bytes.Buffer
+	ret.MarshalGQL(&buf)
+	if buf.String() != "[0,1,2,3,4,5]" {
+		t.Fatalf("wrote %s", buf.String())
+	}
+	// Elements 0 and 1 share contexts; 1 used its node's, so 2 has new
+	// ones, which 3 reuses and uses; 4 has new ones again, which 5 reuses.
+	for _, pair := range [][2]int{{0, 1}, {2, 3}, {4, 5}} {
+		if elements[pair[0]] != elements[pair[1]] || nodes[pair[0]] != nodes[pair[1]] {
+			t.Errorf("elements %d and %d: contexts not reused", pair[0], pair[1])
+		}
+	}
+	if elements[1] == elements[2] || nodes[1] == nodes[2] || elements[3] == elements[4] || nodes[3] == nodes[4] {
+		t.Error("a used context was reused")
+	}
+	for _, i := range []int{1, 3} {
+		if got, want := graphql.GetPath(nodes[i]).String(), fmt.Sprintf("edges[%d].node", i); got != want {
+			t.Errorf("a used context's path is %s afterwards, want %s", got, want)
+		}
+		if nodes[i].Value(outerKey{}) != "outer" || nodes[i].Done() != nil || nodes[i].Err() != nil {
+			t.Errorf("a used context no longer answers as its list's")
 		}
 	}
 }

@@ -1,0 +1,5 @@
+//go:build !race
+
+package serial
+
+const raceEnabled = false
