@@ -104,13 +104,13 @@ func guard(ctx context.Context, omitPanicHandler bool, f func()) (ok bool) {
 
 // render is marshalSlice for an operation without @defer (rendering):
 // each element is resolved and at once written into one pooled buffer
-// (rendered), after which nothing refers to what was made for it, so
-// that the next element reuses it: the objects of its fields (NewFields)
-// and, unless something used them (elementContext.used), its field
-// context and context and its child's (Field). A page of twenty items
-// whose fields are read from the loaded page makes one of each rather than
-// twenty, and no array of their values. What is written is what graphql.Array would write for the
-// same elements, and every element is resolved whatever happens to the
+// (rendered), after which nothing refers to what was made for it, so that
+// the next element reuses it: the objects of its fields (NewFields) and,
+// unless something used them (list.used), its field context and context
+// and its child's (Field). A page of twenty items whose fields are read
+// from the loaded page makes one of each rather than twenty, and no array
+// of their values. What is written is what graphql.Array would write for
+// the same elements, and every element is resolved whatever happens to the
 // others, as before, so that each reports its own errors.
 func render(ctx context.Context, length int, omitPanicHandler, nonNull bool,
 	marshalElement func(ctx context.Context, i int) graphql.Marshaler,
@@ -149,7 +149,6 @@ func render(ctx context.Context, length int, omitPanicHandler, nonNull bool,
 			failed = true
 		}
 	}
-	l.arena.reset()
 	if failed || null {
 		releaseBuffer(buf)
 		if failed {
