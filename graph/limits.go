@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strconv"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/errcode"
@@ -199,6 +200,33 @@ type costExtension struct {
 	Points     int    `json:"points"`
 	Remaining  *int64 `json:"remaining,omitempty"`
 	Window     string `json:"window,omitempty"`
+}
+
+// appendJSON appends c as json.Marshal writes it, and reports whether it
+// could: a window name other than a plain word ("minute", "hour") is left
+// to json.Marshal, which escapes it.
+func (c costExtension) appendJSON(b []byte) ([]byte, bool) {
+	for i := 0; i < len(c.Window); i++ {
+		if ch := c.Window[i]; ch < 'a' || ch > 'z' {
+			return b, false
+		}
+	}
+	b = append(b, `{"complexity":`...)
+	b = strconv.AppendInt(b, int64(c.Complexity), 10)
+	b = append(b, `,"limit":`...)
+	b = strconv.AppendInt(b, int64(c.Limit), 10)
+	b = append(b, `,"points":`...)
+	b = strconv.AppendInt(b, int64(c.Points), 10)
+	if c.Remaining != nil {
+		b = append(b, `,"remaining":`...)
+		b = strconv.AppendInt(b, *c.Remaining, 10)
+	}
+	if c.Window != "" {
+		b = append(b, `,"window":"`...)
+		b = append(b, c.Window...)
+		b = append(b, '"')
+	}
+	return append(b, '}'), true
 }
 
 // capErrors keeps the first maxErrors errors and counts the others in one

@@ -139,7 +139,7 @@ func writeResponse(w io.Writer, resp *graphql.Response) {
 	}
 	if len(resp.Extensions) > 0 {
 		buf.WriteString(`,"extensions":`)
-		mustEncode(enc, buf, resp.Extensions)
+		writeExtensions(enc, buf, resp.Extensions)
 	}
 	buf.WriteByte('}')
 	if hw, ok := w.(http.ResponseWriter); ok {
@@ -148,6 +148,19 @@ func writeResponse(w io.Writer, resp *graphql.Response) {
 		hw.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
 	}
 	_, _ = w.Write(buf.Bytes())
+}
+
+// writeExtensions appends ext's JSON to buf; the usual extensions, the
+// cost alone, without a trip through reflection and a sorted map.
+func writeExtensions(enc *json.Encoder, buf *bytes.Buffer, ext map[string]any) {
+	if c, ok := ext[costStatsKey].(costExtension); ok && len(ext) == 1 {
+		b := append(buf.AvailableBuffer(), `{"`+costStatsKey+`":`...)
+		if b, ok := c.appendJSON(b); ok {
+			buf.Write(append(b, '}'))
+			return
+		}
+	}
+	mustEncode(enc, buf, ext)
 }
 
 // mustEncode appends v's JSON to buf, without the newline Encode ends

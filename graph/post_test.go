@@ -14,6 +14,7 @@ import (
 // byte as gqlgen's json.Marshal would, without re-reading the data.
 func TestWriteResponse(t *testing.T) {
 	yes := true
+	remaining, none := int64(849), int64(0)
 	for _, tc := range []struct {
 		name string
 		resp graphql.Response
@@ -28,6 +29,26 @@ func TestWriteResponse(t *testing.T) {
 		{"extensions", graphql.Response{
 			Data:       json.RawMessage(`{"a":1}`),
 			Extensions: map[string]any{"cost": map[string]any{"complexity": 43, "limit": 1000}},
+		}},
+		{"the cost", graphql.Response{
+			Data:       json.RawMessage(`{"a":1}`),
+			Extensions: map[string]any{"cost": costExtension{Complexity: 43, Limit: 1000, Points: 1}},
+		}},
+		{"the cost, charged", graphql.Response{
+			Data:       json.RawMessage(`{"a":1}`),
+			Extensions: map[string]any{"cost": costExtension{Complexity: 0, Limit: 1000, Points: 150, Remaining: &remaining, Window: "minute"}},
+		}},
+		{"the cost, none left", graphql.Response{
+			Data:       json.RawMessage(`{"a":1}`),
+			Extensions: map[string]any{"cost": costExtension{Complexity: 1, Limit: 1, Points: 1, Remaining: &none, Window: "hour"}},
+		}},
+		{"the cost of a window json.Marshal escapes", graphql.Response{
+			Data:       json.RawMessage(`{"a":1}`),
+			Extensions: map[string]any{"cost": costExtension{Complexity: 1, Limit: 1, Points: 1, Remaining: &none, Window: "<Day>"}},
+		}},
+		{"the cost and another extension", graphql.Response{
+			Data:       json.RawMessage(`{"a":1}`),
+			Extensions: map[string]any{"cost": costExtension{Complexity: 1, Limit: 1, Points: 1}, "b": 2},
 		}},
 		{"incremental delivery takes json.Marshal", graphql.Response{
 			Data: json.RawMessage(`{"a":1}`), Label: "l", Path: ast.Path{ast.PathName("a")}, HasNext: &yes,

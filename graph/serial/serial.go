@@ -413,24 +413,36 @@ type object struct {
 	values []graphql.Marshaler
 }
 
-// MarshalGQL implements graphql.Marshaler.
+// MarshalGQL implements graphql.Marshaler. The executor writes into a
+// bytes.Buffer (Buffer), which is written to directly: through io.Writer,
+// each of an object's pieces would cost io.WriteString's interface check.
 func (o *object) MarshalGQL(w io.Writer) {
-	_, _ = io.WriteString(w, "{")
+	if buf, ok := w.(*bytes.Buffer); ok {
+		o.writeTo(buf)
+		return
+	}
+	var buf bytes.Buffer
+	o.writeTo(&buf)
+	_, _ = w.Write(buf.Bytes())
+}
+
+func (o *object) writeTo(buf *bytes.Buffer) {
+	buf.WriteByte('{')
 	for i := range o.fields {
 		if i > 0 {
-			_, _ = io.WriteString(w, `,"`)
+			buf.WriteString(`,"`)
 		} else {
-			_, _ = io.WriteString(w, `"`)
+			buf.WriteByte('"')
 		}
-		_, _ = io.WriteString(w, o.fields[i].Alias)
-		_, _ = io.WriteString(w, `":`)
+		buf.WriteString(o.fields[i].Alias)
+		buf.WriteString(`":`)
 		if v := o.values[i]; v != nil {
-			v.MarshalGQL(w)
+			v.MarshalGQL(buf)
 		} else {
-			_, _ = io.WriteString(w, "null")
+			buf.WriteString("null")
 		}
 	}
-	_, _ = io.WriteString(w, "}")
+	buf.WriteByte('}')
 }
 
 // Fields holds an object's resolved field values where every field resolves

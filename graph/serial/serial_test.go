@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -263,6 +264,11 @@ func TestObject(t *testing.T) {
 			f.Object(tc.fields).MarshalGQL(&viaFields)
 			if viaFields.String() != tc.want {
 				t.Errorf("Fields.Object wrote %s, want %s", viaFields.String(), tc.want)
+			}
+			var other strings.Builder // a writer that is not a bytes.Buffer
+			Object(tc.fields, tc.values).MarshalGQL(&other)
+			if other.String() != tc.want {
+				t.Errorf("Object wrote %s to a strings.Builder, want %s", other.String(), tc.want)
 			}
 			fs := graphql.NewFieldSet(tc.fields)
 			copy(fs.Values, tc.values)
