@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -11,10 +12,15 @@ import (
 )
 
 // fieldsKey names one selection set as one type collects it: the set by
-// its first selection and length, the type by its implementors slice (a
-// package variable of the generated code, so its address is stable).
+// its array and length, as gqlgen's own cache does, the type by its
+// implementors slice (a package variable of the generated code, so its
+// address is stable). Not by its first selection: where a fragment is
+// merged with other fields, the field's selections are a new array that
+// starts with the fragment's, and another place of the same operation can
+// merge it with other fields into a set as long. The key holds the array,
+// which then cannot be reused for another set while the entry lives.
 type fieldsKey struct {
-	sel       ast.Selection
+	sel       *ast.Selection
 	n         int
 	satisfies *string
 }
@@ -52,7 +58,7 @@ func CollectFields(opCtx *graphql.OperationContext, sel ast.SelectionSet, satisf
 	if c == nil || len(sel) == 0 || len(satisfies) == 0 {
 		return graphql.CollectFields(opCtx, sel, satisfies)
 	}
-	k := fieldsKey{sel: sel[0], n: len(sel), satisfies: &satisfies[0]}
+	k := fieldsKey{sel: unsafe.SliceData(sel), n: len(sel), satisfies: &satisfies[0]}
 	if fields, ok := c.get(k, int(c.n.Load())); ok {
 		return fields
 	}

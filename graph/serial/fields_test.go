@@ -16,10 +16,13 @@ import (
 func TestCollectFields(t *testing.T) {
 	field := func(name string) *ast.Field { return &ast.Field{Alias: name, Name: name} }
 	item, edge := []string{"Item"}, []string{"ItemEdge"}
+	merged := field("id") // a fragment's, merged with other fields in two places
 	sets := []struct {
 		sel       ast.SelectionSet
 		satisfies []string
 	}{
+		{ast.SelectionSet{merged, field("name")}, item},
+		{ast.SelectionSet{merged, field("description")}, item},
 		{ast.SelectionSet{field("id"), field("name")}, item},
 		{ast.SelectionSet{field("node")}, edge},
 		{ast.SelectionSet{field("id")}, item},
