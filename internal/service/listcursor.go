@@ -92,8 +92,10 @@ func parseCursor(s string, p ListParams) (*ItemCursor, error) {
 		return nil, badCursor()
 	}
 	var w wireCursor
-	dec := msgpack.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields(true)
+	dec := msgpack.GetDecoder() // pooled: NewDecoder makes a reader and buffers
+	defer msgpack.PutDecoder(dec)
+	dec.Reset(bytes.NewReader(raw))
+	dec.DisallowUnknownFields(true) // after Reset, which clears it
 	if err := dec.Decode(&w); err != nil {
 		return nil, badCursor()
 	}
@@ -136,17 +138,27 @@ func orderName(desc bool) string {
 // col < v OR (col = v AND id < id0), behind col <= v, rather than as a row
 // comparison: both SQLite and PostgreSQL then range-scan the
 // (user_id, col, id) and (col, id) indexes from the cursor on.
+//
+// It is written as one predicate: ent's And and Or of field predicates build
+// the same SQL through a closure and a nested builder apiece, which cost a
+// deep page a tenth more than the first (profile of the cursor-100k row).
 func (c ItemCursor) after() predicate.Item {
 	col := sortFields[c.Sort]
-	beyond, beyondOrAt, idBeyond := sql.FieldGT, sql.FieldGTE, sql.FieldGT
+	beyond, beyondOrAt := " > ", " >= "
 	if c.Desc {
-		beyond, beyondOrAt, idBeyond = sql.FieldLT, sql.FieldLTE, sql.FieldLT
+		beyond, beyondOrAt = " < ", " <= "
 	}
-	return item.And(
-		predicate.Item(beyondOrAt(col, c.Value)),
-		item.Or(
-			predicate.Item(beyond(col, c.Value)),
-			item.And(predicate.Item(sql.FieldEQ(col, c.Value)), predicate.Item(idBeyond(item.FieldID, c.ID))),
-		),
-	)
+	return func(s *sql.Selector) {
+		s.Where(sql.P(func(b *sql.Builder) {
+			// col >= v AND (col > v OR (col = v AND id > id0)), or with <.
+			b.Ident(s.C(col)).WriteString(beyondOrAt).Arg(c.Value)
+			b.WriteString(" AND (")
+			b.Ident(s.C(col)).WriteString(beyond).Arg(c.Value)
+			b.WriteString(" OR (")
+			b.Ident(s.C(col)).WriteString(" = ").Arg(c.Value)
+			b.WriteString(" AND ")
+			b.Ident(s.C(item.FieldID)).WriteString(beyond).Arg(c.ID)
+			b.WriteString("))")
+		}))
+	}
 }
