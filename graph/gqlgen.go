@@ -173,30 +173,31 @@ func nonNullLists(f *ast.File) map[*ast.CallExpr]bool {
 			continue
 		}
 		var list *ast.CallExpr
-		checked := false
 		for _, st := range fn.Body.List {
 			if as, ok := st.(*ast.AssignStmt); ok && len(as.Lhs) == 1 && isIdent(as.Lhs[0], "ret") && len(as.Rhs) == 1 {
-				if call, ok := as.Rhs[0].(*ast.CallExpr); ok {
-					if sel, ok := call.Fun.(*ast.SelectorExpr); ok && isIdent(sel.X, "graphql") && sel.Sel.Name == "MarshalSliceConcurrently" {
-						list = call
-					}
+				if call, ok := as.Rhs[0].(*ast.CallExpr); ok && isSelector(call.Fun, "graphql", "MarshalSliceConcurrently") {
+					list = call
 				}
 			}
-			if r, ok := st.(*ast.RangeStmt); ok && list != nil && isIdent(r.X, "ret") && len(r.Body.List) == 1 {
-				if ifs, ok := r.Body.List[0].(*ast.IfStmt); ok {
-					if cond, ok := ifs.Cond.(*ast.BinaryExpr); ok && cond.Op == token.EQL && isIdent(cond.X, "e") {
-						if sel, ok := cond.Y.(*ast.SelectorExpr); ok && isIdent(sel.X, "graphql") && sel.Sel.Name == "Null" {
-							checked = true
-						}
-					}
-				}
+			if r, ok := st.(*ast.RangeStmt); ok && list != nil && isIdent(r.X, "ret") && nullCheck(r.Body) {
+				calls[list] = true
 			}
-		}
-		if list != nil && checked {
-			calls[list] = true
 		}
 	}
 	return calls
+}
+
+// nullCheck reports whether body is `if e == graphql.Null {…}`.
+func nullCheck(body *ast.BlockStmt) bool {
+	if len(body.List) != 1 {
+		return false
+	}
+	ifs, ok := body.List[0].(*ast.IfStmt)
+	if !ok {
+		return false
+	}
+	cond, ok := ifs.Cond.(*ast.BinaryExpr)
+	return ok && cond.Op == token.EQL && isIdent(cond.X, "e") && isSelector(cond.Y, "graphql", "Null")
 }
 
 // plainObject rewrites the body of a generated field function
@@ -662,10 +663,12 @@ func isCall(s ast.Stmt, x, name string) bool {
 		return false
 	}
 	call, ok := es.X.(*ast.CallExpr)
-	if !ok {
-		return false
-	}
-	sel, ok := call.Fun.(*ast.SelectorExpr)
+	return ok && isSelector(call.Fun, x, name)
+}
+
+// isSelector reports whether e is x.name.
+func isSelector(e ast.Expr, x, name string) bool {
+	sel, ok := e.(*ast.SelectorExpr)
 	return ok && isIdent(sel.X, x) && sel.Sel.Name == name
 }
 

@@ -545,13 +545,13 @@ func Buffer() *bytes.Buffer {
 // once nothing reads data any more. data that did not come from Buffer
 // (a response the server rewrote) is only a little garbage here.
 func Release(data []byte) {
-	if cap(data) == 0 || cap(data) > maxPooled {
-		return
+	if cap(data) > 0 {
+		releaseBuffer(bytes.NewBuffer(data))
 	}
-	buffers.Put(bytes.NewBuffer(data[:0]))
 }
 
-// releaseBuffer returns buf to the pool.
+// releaseBuffer empties buf and returns it to the pool, unless it grew
+// past maxPooled.
 func releaseBuffer(buf *bytes.Buffer) {
 	if buf.Cap() > maxPooled {
 		return
