@@ -97,6 +97,13 @@ func (s *Service) login(ctx context.Context, apiKey string) (Token, error) {
 // for a good token past its expiry, UNAUTHORIZED for anything else wrong,
 // including a token whose key has been revoked.
 func (s *Service) Authenticate(ctx context.Context, token string) (viewer.Viewer, error) {
+	return s.authenticate(ctx, token, s.opts.KeyRecheck)
+}
+
+// authenticate is Authenticate trusting a cached key state no older than
+// maxAge: a stream's recheck asks for a fresher one than a request does, so
+// that its own interval plus the cache's age stays within KeyRecheck.
+func (s *Service) authenticate(ctx context.Context, token string, maxAge time.Duration) (viewer.Viewer, error) {
 	claims, err := s.tokens.Parse(token)
 	switch {
 	case errors.Is(err, auth.ErrTokenExpired):
@@ -104,7 +111,7 @@ func (s *Service) Authenticate(ctx context.Context, token string) (viewer.Viewer
 	case err != nil:
 		return viewer.Viewer{}, apperr.Unauthorized("the access token is invalid")
 	}
-	st, err := s.keyState(ctx, claims.KeyID)
+	st, err := s.keyState(ctx, claims.KeyID, maxAge)
 	if err != nil {
 		return viewer.Viewer{}, err
 	}
@@ -114,10 +121,11 @@ func (s *Service) Authenticate(ctx context.Context, token string) (viewer.Viewer
 	return viewer.Viewer{UserID: st.userID, KeyID: claims.KeyID, Role: st.role}, nil
 }
 
-// keyState returns the cached state of a key, reading it when stale.
-func (s *Service) keyState(ctx context.Context, keyID string) (keyState, error) {
+// keyState returns the cached state of a key, reading it when older than
+// maxAge (at most the cache's KeyRecheck).
+func (s *Service) keyState(ctx context.Context, keyID string, maxAge time.Duration) (keyState, error) {
 	now := time.Now()
-	if st, ok := s.keys.get(keyID, now); ok {
+	if st, ok := s.keys.get(keyID, now, maxAge); ok {
 		return st, nil
 	}
 	k, err := s.db.APIKey.Query().Where(apikey.ID(keyID)).WithOwner().Only(system(ctx))

@@ -146,8 +146,9 @@ type StreamParams struct {
 	// the after argument): the stream starts with every later one it may
 	// see. Empty: from now on.
 	After string
-	// Token is the access token the stream was opened with: it is checked
-	// again every Options.StreamRecheck and at its expiry, and the stream ends with
+	// Token is the access token the stream was opened with: it must hold
+	// now (unexpired, its key unrevoked), is checked again every
+	// Options.StreamRecheck and at its expiry, and the stream ends with
 	// TOKEN_EXPIRED or UNAUTHORIZED when it no longer holds.
 	Token string
 }
@@ -179,6 +180,11 @@ func (s *Service) SubscribeEvents(ctx context.Context, p StreamParams) (*Stream,
 		if f.After, err = s.eventSeq(ctx, "after", p.After); err != nil {
 			return nil, err
 		}
+	}
+	// The viewer may have been authenticated long ago (a WebSocket's
+	// connection_init): the token must still hold, by REST's rule.
+	if _, err := s.Authenticate(ctx, p.Token); err != nil {
+		return nil, err
 	}
 	claims, err := s.tokens.Parse(p.Token)
 	if err != nil {
@@ -216,7 +222,7 @@ func (st *Stream) NextOrIdle(ctx context.Context, idle <-chan time.Time) (events
 		if !errors.Is(err, events.ErrCheck) {
 			return ev, err
 		}
-		if _, err := st.svc.Authenticate(ctx, st.token); err != nil {
+		if _, err := st.svc.authenticate(ctx, st.token, st.svc.opts.StreamRecheck); err != nil {
 			return events.Event{}, err
 		}
 		st.check.Reset(st.untilCheck())

@@ -28,11 +28,13 @@ func newKeyCache(ttl time.Duration) *keyCache {
 	return &keyCache{ttl: ttl, entries: map[string]keyState{}}
 }
 
-func (c *keyCache) get(keyID string, now time.Time) (keyState, bool) {
+// get returns a key's state if it was read less than maxAge ago (and
+// within the cache's ttl).
+func (c *keyCache) get(keyID string, now time.Time, maxAge time.Duration) (keyState, bool) {
 	c.mu.RLock()
 	st, ok := c.entries[keyID]
 	c.mu.RUnlock()
-	if !ok || now.Sub(st.checked) >= c.ttl {
+	if !ok || now.Sub(st.checked) >= min(c.ttl, maxAge) {
 		return keyState{}, false
 	}
 	return st, true

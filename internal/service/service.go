@@ -38,7 +38,12 @@ type Options struct {
 	// default: no loopback, private or link-local addresses.
 	WebhookGuard *webhook.Guard
 	// StreamRecheck is how often an open event stream's token and key are
-	// checked again (and at the token's expiry). Default 30s.
+	// checked again (and at the token's expiry). Each check trusts a key
+	// state no older than StreamRecheck, so a revoked key's streams end
+	// within twice this, on every replica. Default KeyRecheck/2 (2.5s): a
+	// revocation ends a stream within KeyRecheck, as it refuses a request.
+	// Most checks cost no database read: streams of one key share the
+	// key cache, read at most once per StreamRecheck.
 	StreamRecheck time.Duration
 	// Events is the event feed streams subscribe to; nil: no streams.
 	Events *events.Hub
@@ -62,7 +67,7 @@ func New(client *ent.Client, tokens *auth.Tokens, opts Options) *Service {
 		opts.KeyRecheck = 5 * time.Second
 	}
 	if opts.StreamRecheck <= 0 {
-		opts.StreamRecheck = 30 * time.Second
+		opts.StreamRecheck = opts.KeyRecheck / 2
 	}
 	if opts.KeyPrefix == "" {
 		opts.KeyPrefix = auth.LivePrefix
