@@ -77,6 +77,14 @@ func (postTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gra
 	}
 	responses, ctx := exec.DispatchOperation(ctx, opCtx)
 	resp := responses(ctx)
+	if resp == nil {
+		// A subscription over plain POST answers its first event; its
+		// stream ended first (the client left, the server shut down).
+		if ctx.Err() != nil {
+			return // nobody to answer
+		}
+		resp = &graphql.Response{Data: json.RawMessage("null")}
+	}
 	writeResponse(w, resp)
 	// The executor wrote the data into a buffer of serial's pool
 	// (graph/gqlgen.go); nothing reads it after this.

@@ -3,6 +3,7 @@ package graph
 import (
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
@@ -29,6 +30,9 @@ type Options struct {
 	// WebSocket from a browser (CORS_ORIGINS' hosts); the server's own host
 	// is always allowed.
 	WebSocketOrigins []string
+	// WebSocketInitTimeout is how long a WebSocket may stay open without
+	// connection_init before it is closed 4408; 0: 10s. Tests shorten it.
+	WebSocketInitTimeout time.Duration
 }
 
 // queryCacheSize is how many parsed documents are kept: clients send the
@@ -57,7 +61,7 @@ func NewServer(svc *service.Service, opts Options) http.Handler {
 	srv.AddTransport(getTransport{})
 	srv.AddTransport(transport.SSE{KeepAlivePingInterval: keepAlive}) // before POST, which would take its requests
 	srv.AddTransport(postTransport{})
-	srv.AddTransport(websocketTransport(svc, opts.WebSocketOrigins))
+	srv.AddTransport(websocketTransport(svc, opts.WebSocketOrigins, opts.WebSocketInitTimeout))
 	srv.AddTransport(unsupported{}) // last: it takes whatever the others do not
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](queryCacheSize))
 	srv.SetParserTokenLimit(parserTokenLimit)
@@ -70,6 +74,7 @@ func NewServer(svc *service.Service, opts Options) http.Handler {
 		prices: new(serial.Memo[*cost])})
 	srv.AroundOperations(withCountsOnce)
 	p := presenter{log: opts.Logger, schema: es.Schema()}
+	srv.AroundOperations(socketViewer)
 	srv.AroundOperations(endWithError(p))
 	srv.SetErrorPresenter(p.present)
 	srv.SetRecoverFunc(p.recover)

@@ -3,6 +3,7 @@ package graph
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/acme/itemsvc/ent"
 	"github.com/acme/itemsvc/ent/item"
+	"github.com/acme/itemsvc/ent/user"
 	"github.com/acme/itemsvc/graph/model"
 	"github.com/acme/itemsvc/internal/apperr"
 	"github.com/acme/itemsvc/internal/events"
@@ -36,40 +38,61 @@ import (
 const keepAlive = 15 * time.Second
 
 // wsTransport is gqlgen's graphql-ws transport for complete upgrade
-// requests only: one with an Upgrade header but no "Connection: Upgrade" is
-// left to the unsupported transport's coded refusal.
-type wsTransport struct{ transport.Websocket }
+// requests only (one with an Upgrade header but no "Connection: Upgrade" is
+// left to the unsupported transport's coded refusal), each connection
+// guarded by a socket (socket.go): the protocol's close codes and an
+// authorization check per operation.
+type wsTransport struct {
+	transport.Websocket
+	svc         *service.Service
+	initTimeout time.Duration
+}
 
 // Supports implements graphql.Transport.
 func (t wsTransport) Supports(r *http.Request) bool {
 	return strings.Contains(strings.ToLower(r.Header.Get("Connection")), "upgrade") && t.Websocket.Supports(r)
 }
 
+// Do implements graphql.Transport.
+func (t wsTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	s := &socket{ctx: context.WithoutCancel(r.Context()), svc: t.svc}
+	ws := t.Websocket
+	ws.Implementation = guardedImplementation{WebsocketImplementation: ws.Implementation, s: s, initTimeout: t.initTimeout}
+	ws.Do(w, r.WithContext(context.WithValue(r.Context(), socketKey{}, s)), exec)
+}
+
 // websocketTransport is gqlgen's graphql-ws transport, authenticating the
-// connection from connection_init's payload ({"Authorization": "Bearer …"}).
-func websocketTransport(svc *service.Service, origins []string) wsTransport {
-	return wsTransport{transport.Websocket{
+// connection from connection_init's payload ({"Authorization": "Bearer …"})
+// and, by socket, again before each operation. A connection_init refused
+// closes the connection 4403; one that does not come within initTimeout
+// (0: defaultInitTimeout), 4408.
+func websocketTransport(svc *service.Service, origins []string, initTimeout time.Duration) wsTransport {
+	if initTimeout <= 0 {
+		initTimeout = defaultInitTimeout
+	}
+	return wsTransport{svc: svc, initTimeout: initTimeout, Websocket: transport.Websocket{
 		Implementation: transport.CoderWebsocketImplementation{
 			AcceptOptions: websocket.AcceptOptions{OriginPatterns: origins},
 		},
 		InitFunc: func(ctx context.Context, p transport.InitPayload) (context.Context, *transport.InitPayload, error) {
-			h, _ := p["Authorization"].(string)
-			if h == "" {
-				h, _ = p["authorization"].(string)
-			}
+			h := p.Authorization()
 			if h == "" {
 				return ctx, nil, nil // anonymous: only login and introspection
 			}
+			refused := transport.WithWebsocketCloseCode(transport.AppendCloseReason(ctx, "Forbidden"), closeForbidden)
 			token, ok := rest.Bearer(h)
 			if !ok {
-				return ctx, nil, apperr.Unauthorized("connection_init's Authorization must be Bearer <token>")
+				return refused, nil, apperr.Unauthorized("connection_init's Authorization must be Bearer <token>")
 			}
 			v, err := svc.Authenticate(ctx, token)
 			if err != nil {
-				return ctx, nil, err
+				return refused, nil, err
 			}
 			if a := accountFrom(ctx); a != nil {
 				a.limiter, a.id, a.anonymous = a.keys, v.KeyID, false
+			}
+			if s := socketFrom(ctx); s != nil {
+				s.setToken(token, v)
 			}
 			return withToken(viewer.NewContext(ctx, v), token), nil, nil
 		},
@@ -120,28 +143,59 @@ type streamEndKey struct{}
 
 // endWithError is an operation middleware: for a subscription, the stream
 // ends with a last response carrying the error its resolver left, presented
-// with its code, before the transport completes it.
+// with its code and the subscription's field as its path, before the
+// transport completes it. On a WebSocket, a stream ended by its token
+// (UNAUTHORIZED, TOKEN_EXPIRED) then closes the connection 4403, as a
+// refused operation does (socket.go).
 func endWithError(p presenter) graphql.OperationMiddleware {
 	return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
-		op := graphql.GetOperationContext(ctx).Operation
+		opCtx := graphql.GetOperationContext(ctx)
+		op := opCtx.Operation
 		if op == nil || op.Operation != ast.Subscription {
 			return next(ctx)
+		}
+		// Each event is rendered under the context of the response gqlgen
+		// asks for, which lacks the subscription's field: the errors of
+		// its fields would have paths without it (["item", "owner"]).
+		// Under root, they start at the subscription's field.
+		var path ast.Path
+		root := &graphql.FieldContext{Object: "Subscription"}
+		if fields := graphql.CollectFields(opCtx, op.SelectionSet, []string{"Subscription"}); len(fields) > 0 {
+			root.Field = fields[0]
+			path = ast.Path{ast.PathName(fields[0].Alias)}
 		}
 		end := &streamEnd{}
 		responses := next(context.WithValue(ctx, streamEndKey{}, end))
 		return func(ctx context.Context) *graphql.Response {
-			if r := responses(ctx); r != nil {
+			if r := responses(graphql.WithFieldContext(ctx, root)); r != nil {
 				return r
 			}
 			end.mu.Lock()
 			defer end.mu.Unlock()
-			if end.err == nil || end.sent {
+			if end.err == nil {
+				return nil
+			}
+			if end.sent {
+				// The transport wrote the error: the connection may go.
+				if s := socketFrom(ctx); s != nil && endsAuthorization(end.err) {
+					s.forbid()
+				}
 				return nil
 			}
 			end.sent = true
-			return &graphql.Response{Data: json.RawMessage("null"), Errors: gqlerror.List{p.present(ctx, end.err)}}
+			e := p.present(ctx, end.err)
+			if e.Path == nil {
+				e.Path = path
+			}
+			return &graphql.Response{Data: json.RawMessage("null"), Errors: gqlerror.List{e}}
 		}
 	}
+}
+
+// endsAuthorization tells whether err is a token that no longer holds.
+func endsAuthorization(err error) bool {
+	var e *apperr.Error
+	return errors.As(err, &e) && (e.Code == apperr.CodeUnauthorized || e.Code == apperr.CodeTokenExpired)
 }
 
 // itemEventTypes maps the schema's enum to the outbox's types.
@@ -166,6 +220,7 @@ func subscribeItemEvents(ctx context.Context, svc *service.Service, types []mode
 		return nil, err
 	}
 	end, _ := ctx.Value(streamEndKey{}).(*streamEnd)
+	withOwner := selectsOwner(ctx)
 	ch := make(chan *model.ItemEvent)
 	go func() {
 		defer close(ch)
@@ -174,7 +229,10 @@ func subscribeItemEvents(ctx context.Context, svc *service.Service, types []mode
 			ev, err := st.Next(ctx)
 			if err == nil {
 				var out *model.ItemEvent
-				if out, err = itemEvent(ev); err == nil {
+				if out, err = itemEvent(ev); err == nil && withOwner {
+					err = loadOwner(ctx, svc, out.Item)
+				}
+				if err == nil {
 					select {
 					case ch <- out:
 						continue
@@ -192,6 +250,44 @@ func subscribeItemEvents(ctx context.Context, svc *service.Service, types []mode
 		}
 	}()
 	return ch, nil
+}
+
+// selectsOwner tells whether the itemEvents field of ctx selects
+// item { owner }: the event's item is rebuilt from the event, without the
+// ent client its edges are read through, so its owner is loaded with it.
+func selectsOwner(ctx context.Context) bool {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil {
+		return false
+	}
+	opCtx := graphql.GetOperationContext(ctx)
+	for _, f := range graphql.CollectFields(opCtx, fc.Field.Selections, []string{"ItemEvent"}) {
+		if f.Name != "item" {
+			continue
+		}
+		for _, g := range graphql.CollectFields(opCtx, f.Selections, []string{"Item"}) {
+			if g.Name == "owner" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// loadOwner sets it's owner edge, read as the viewer, under the User
+// privacy that item(id){owner} reads it with (a user sees themselves, an
+// admin everyone).
+func loadOwner(ctx context.Context, svc *service.Service, it *ent.Item) error {
+	client, err := svc.Reader(ctx)
+	if err != nil {
+		return err
+	}
+	u, err := client.User.Query().Where(user.ID(it.UserID)).Only(ctx)
+	if err != nil {
+		return fmt.Errorf("event item owner: %w", err)
+	}
+	it.Edges.Owner = u
+	return nil
 }
 
 // itemEvent renders an event for GraphQL: the item as the change left it

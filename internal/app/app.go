@@ -80,6 +80,9 @@ type Options struct {
 	// Webhooks tunes the webhook dispatcher (clock, timeouts, transport)
 	// and the resolver of its address guard.
 	Webhooks webhook.Options
+	// WebSocketInitTimeout is how long a GraphQL WebSocket may wait for
+	// connection_init (default 10s); tests of the timeout shorten it.
+	WebSocketInitTimeout time.Duration
 }
 
 // New opens and migrates the database and builds the service and router.
@@ -204,6 +207,7 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, db *databas
 				MaxComplexity:          cfg.GraphQLMaxComplexity,
 				AnonymousIntrospection: cfg.Playground,
 				WebSocketOrigins:       originHosts(cfg.CORSOrigins),
+				WebSocketInitTimeout:   opts.WebSocketInitTimeout,
 				Logger:                 log,
 			})
 			graph.Mount(e, gql, graph.MountOptions{
