@@ -96,7 +96,11 @@ func websocketTransport(svc *service.Service, origins []string, initTimeout time
 			}
 			return withToken(viewer.NewContext(ctx, v), token), nil, nil
 		},
+		// graphql-ws (legacy) keep-alives; graphql-transport-ws pings,
+		// which a client answers but need not (idle proxies see traffic).
 		KeepAlivePingInterval: keepAlive,
+		PingPongInterval:      keepAlive,
+		MissingPongOk:         true,
 	}}
 }
 
