@@ -288,6 +288,9 @@ func TestWebSocketProtocol(t *testing.T) {
 			c.init(env.Alice.Token)
 			c.sendRaw(`{"type":"subscribe","payload":{"query":"{ me { id } }"}}`)
 		}, 4400},
+		{"connection_init with a bad token", func(_ *testing.T, c *wsClient) {
+			c.sendRaw(`{"type":"connection_init","payload":{"Authorization":"Bearer not-a-token"}}`)
+		}, 4403},
 		{"subscribe before connection_init", func(_ *testing.T, c *wsClient) { c.subscribe("1", `{ __typename }`) }, 4401},
 		{"second connection_init", func(_ *testing.T, c *wsClient) { c.init(env.Alice.Token); c.sendRaw(`{"type":"connection_init"}`) }, 4429},
 		{"duplicate subscription id", func(t *testing.T, c *wsClient) {
