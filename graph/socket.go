@@ -146,6 +146,9 @@ func (c guardedConn) NextReader() (int, io.Reader, error) {
 
 // WriteJSON implements transport.WebsocketConn, freeing the id of an
 // operation the server completes (complete, error) for a new subscribe.
+// (An id the client completes and reuses at once may be freed again by the
+// first operation's late complete: gqlgen's own table has the same race;
+// graphql-ws clients never reuse ids.)
 func (c guardedConn) WriteJSON(v any) error {
 	if typ, id, ok := messageHeader(v); ok && (typ == "complete" || typ == "error") {
 		c.s.mu.Lock()

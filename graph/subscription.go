@@ -288,6 +288,9 @@ func loadOwner(ctx context.Context, svc *service.Service, it *ent.Item) error {
 	}
 	u, err := client.User.Query().Where(user.ID(it.UserID)).Only(ctx)
 	if err != nil {
+		// The viewer sees only their own items' events (an admin all), so
+		// the owner is always visible; should it not be, the stream ends
+		// with the error (the edge cannot be marked loaded-and-empty).
 		return fmt.Errorf("event item owner: %w", err)
 	}
 	it.Edges.Owner = u
