@@ -76,10 +76,13 @@ func (l costLimit) MutateOperationContext(ctx context.Context, opCtx *graphql.Op
 	}
 	c := l.price(opCtx)
 	opCtx.Stats.SetExtension(costStatsKey, c)
-	if c.Over != "" {
+	if c.Over != "" && c.Invalid == nil {
 		return l.overError(c)
 	}
 	if a == nil {
+		if c.Invalid != nil {
+			return refusal(c.Invalid)
+		}
 		return nil // served without Mount (tests of the handler alone)
 	}
 	if a.anonymous {
@@ -99,6 +102,11 @@ func (l costLimit) MutateOperationContext(ctx context.Context, opCtx *graphql.Op
 			msg += " (requests without a token are limited per client address)"
 		}
 		return refusal(apperr.RateLimited(msg, d.Window, d.Limit, d.RetryAfter))
+	}
+	if c.Invalid != nil {
+		// Refused after it was charged what it was priced at so far: a
+		// bad argument is not a free way to make the server work.
+		return refusal(c.Invalid)
 	}
 	return nil
 }
