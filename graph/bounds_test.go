@@ -1,11 +1,20 @@
 package graph_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/coder/websocket/wsjson"
 
 	"github.com/acme/itemsvc/internal/config"
 	"github.com/acme/itemsvc/internal/service"
@@ -161,4 +170,59 @@ func lastConnection(v any) int {
 	}
 	walk(v)
 	return max(n, 0)
+}
+
+// TestDeferRefusedOnStreams: @defer is refused before the operation runs
+// over the streaming transports too (SSE and graphql-ws), naming it.
+func TestDeferRefusedOnStreams(t *testing.T) {
+	env := testutil.New(t)
+	srv := httptest.NewServer(env.App.Handler)
+	t.Cleanup(srv.Close)
+	const query = `subscription { itemEvents { id ... @defer { type } } }`
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	t.Run("sse", func(t *testing.T) {
+		body, _ := json.Marshal(map[string]any{"query": query})
+		req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL+"/graphql", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+env.Alice.Token)
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		out, _ := io.ReadAll(resp.Body) // the stream ends after its error
+		if !strings.Contains(string(out), `"code":"VALIDATION_ERROR"`) || !strings.Contains(string(out), `"field":"@defer"`) {
+			t.Fatalf("%d %s", resp.StatusCode, out)
+		}
+	})
+	t.Run("graphql-ws", func(t *testing.T) {
+		conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http")+"/graphql", &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.CloseNow()
+		init, _ := json.Marshal(map[string]any{"Authorization": "Bearer " + env.Alice.Token})
+		payload, _ := json.Marshal(map[string]any{"query": query})
+		for _, m := range []wsMsg{{Type: "connection_init", Payload: init}, {ID: "1", Type: "subscribe", Payload: payload}} {
+			if err := wsjson.Write(ctx, conn, m); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for {
+			var m wsMsg
+			if err := wsjson.Read(ctx, conn, &m); err != nil {
+				t.Fatalf("no error message: %v", err)
+			}
+			if m.Type == "connection_ack" || m.Type == "ping" {
+				continue
+			}
+			if m.Type != "error" || !strings.Contains(string(m.Payload), `"code":"VALIDATION_ERROR"`) || !strings.Contains(string(m.Payload), `"field":"@defer"`) {
+				t.Fatalf("%s %s", m.Type, m.Payload)
+			}
+			return
+		}
+	})
 }
