@@ -99,6 +99,11 @@ func TestBounds(t *testing.T) {
 		{"where of 1,001 terms", gqlPost(env, `query($w: [ItemWhereInput!]) { items(where: {or: $w}) { totalCount } }`, map[string]any{"w": repeat(100, map[string]any{"or": repeat(10, map[string]any{"nameContains": "a"})})}), "VALIDATION_ERROR", "where", 0},
 		{"owner filter through hasOwnerWith", gqlPost(env, `query($s: String) { items(where: {hasOwnerWith: [{emailContains: $s}]}) { totalCount } }`, map[string]any{"s": strings.Repeat("x", 60_000)}), "VALIDATION_ERROR", "emailContains", 0},
 
+		// An id that is not one of ours never reaches PostgreSQL.
+		{"node id with a NUL", gqlPost(env, `query($id: ID!) { node(id: $id) { id } }`, map[string]any{"id": "item_\x00abc"}), "NOT_FOUND", "", 0},
+		{"nodes ids with a NUL", gqlPost(env, `query($id: ID!) { nodes(ids: [$id]) { id } }`, map[string]any{"id": "user_\x00abc"}), "NOT_FOUND", "", 0},
+		{"nodes of 101 ids", gqlPost(env, `query($ids: [ID!]!) { nodes(ids: $ids) { id } }`, map[string]any{"ids": repeat(101, "item_x")}), "VALIDATION_ERROR", "ids", 0},
+
 		// @defer is refused over every transport, before it runs.
 		{"@defer over POST", gqlPost(env, deferred, nil), "VALIDATION_ERROR", "@defer", 0},
 		{"@defer over GET", testutil.Request{Method: "GET", Path: "/graphql?query=" + url.QueryEscape(deferred), Token: env.Alice.Token}, "VALIDATION_ERROR", "@defer", 0},
