@@ -231,3 +231,41 @@ func TestDeferRefusedOnStreams(t *testing.T) {
 		}
 	})
 }
+
+// TestFilterPrices: a where filter costs 1 per field given and 1 per 10
+// list values, 100 more when it scans, and a point of the rate limit per
+// 100 terms, on top of the operation's own.
+func TestFilterPrices(t *testing.T) {
+	env := testutil.New(t)
+	env.CreateItem(env.Alice, "a")
+	const query = `query($w: ItemWhereInput) { items(first: 1, where: $w) { edges { node { id } } } }`
+	ids := make([]any, 100)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("item_%d", i)
+	}
+	cases := []struct {
+		name               string
+		where              map[string]any
+		complexity, points float64
+	}{
+		{"no filter", nil, 4, 1},
+		{"status", map[string]any{"status": "active"}, 5, 1},
+		{"statusIn of 100 values", map[string]any{"statusIn": repeat(100, "active")}, 4 + 1 + 10, 2},
+		{"not nested 10 levels", nested(10), 4 + 10 + 100, 1},
+		{"idIn of 100 values", map[string]any{"idIn": ids}, 4 + 1 + 10 + 100, 2},
+		{"or of 100 conditions", map[string]any{"or": repeat(100, map[string]any{"nameContains": "a"})}, 4 + 101 + 10 + 100, 3},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var vars map[string]any
+			if c.where != nil {
+				vars = map[string]any{"w": c.where}
+			}
+			r := gql(t, env, env.Alice.Token, query, vars).ok(t)
+			cost, _ := r.Extensions["cost"].(map[string]any)
+			if cost["complexity"] != c.complexity || cost["points"] != c.points {
+				t.Errorf("cost %v, want complexity %v and points %v", cost, c.complexity, c.points)
+			}
+		})
+	}
+}

@@ -109,7 +109,7 @@ func price(schema *ast.Schema, op *ast.OperationDefinition, vars map[string]any,
 		p.field(f, 1)
 	}
 	p.Complexity = sat(p.spent + (p.introFields+introspectionFieldsPerPoint-1)/introspectionFieldsPerPoint)
-	p.Points = max(1, sat(p.Points+p.scans+p.filters))
+	p.Points = sat(max(1, sat(p.Points+p.scans)) + p.filters)
 	if p.Over == "" && p.Complexity > limit {
 		p.Over = "complexity"
 	}
