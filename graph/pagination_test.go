@@ -1,15 +1,18 @@
 package graph
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/acme/itemsvc/graph/generated"
+	"github.com/acme/itemsvc/graph/serial"
 )
 
 // connectionPaths finds, from the executable schema alone, every field
@@ -198,4 +201,69 @@ func findField(set ast.SelectionSet, name string) *ast.Field {
 		}
 	}
 	return found
+}
+
+// TestDefaultPages: the default page is given in a copy (the parsed
+// document is shared by every request of it), once per operation when the
+// variables cannot change it, per request when they can.
+func TestDefaultPages(t *testing.T) {
+	schema := generated.NewExecutableSchema(generated.Config{Resolvers: NewResolver(nil)}).Schema()
+	d := pageDefaults{schema: schema, memo: new(serial.Memo[*defaulted])}
+	run := func(doc *ast.QueryDocument, vars map[string]any) *ast.OperationDefinition {
+		opCtx := &graphql.OperationContext{Doc: doc, Operation: doc.Operations[0], Variables: vars}
+		if err := d.MutateOperationContext(context.Background(), opCtx); err != nil {
+			t.Fatal(err)
+		}
+		return opCtx.Operation
+	}
+	load := func(q string) *ast.QueryDocument {
+		doc, errs := gqlparser.LoadQuery(schema, q)
+		if errs != nil {
+			t.Fatal(errs)
+		}
+		return doc
+	}
+
+	static := load(`{ me { ...F a: items(last: 3) { totalCount } } } fragment F on User { items { totalCount } }`)
+	first, second := run(static, nil), run(static, nil)
+	if first == static.Operations[0] || first != second {
+		t.Errorf("a static operation is not rewritten once: %p %p %p", static.Operations[0], first, second)
+	}
+	if f := findFieldAlias(first.SelectionSet, "items"); f == nil || f.Arguments.ForName("first") == nil || f.Arguments.ForName("first").Value.Raw != "20" {
+		t.Errorf("items in the fragment has no first: 20")
+	}
+	if findField(static.Fragments.ForName("F").SelectionSet, "items").Arguments.ForName("first") != nil {
+		t.Errorf("the shared fragment was edited")
+	}
+	if a := findFieldAlias(first.SelectionSet, "a"); a == nil || a.Arguments.ForName("first") != nil {
+		t.Errorf("a connection with last got a first too")
+	}
+
+	dynamic := load(`query($n: Int) { me { items(first: $n) { totalCount } } }`)
+	if got := firstOf(run(dynamic, map[string]any{"n": nil}).SelectionSet, "items"); got != "20" {
+		t.Errorf("null variable: first %q, want 20", got)
+	}
+	if op := run(dynamic, map[string]any{"n": 5}); op != dynamic.Operations[0] {
+		t.Errorf("first: $n of 5 was rewritten")
+	}
+}
+
+// findFieldAlias is the field of alias name in set, at any depth.
+func findFieldAlias(set ast.SelectionSet, alias string) *ast.Field {
+	for _, sel := range set {
+		var child ast.SelectionSet
+		switch s := sel.(type) {
+		case *ast.Field:
+			if s.Alias == alias {
+				return s
+			}
+			child = s.SelectionSet
+		case *ast.InlineFragment:
+			child = s.SelectionSet
+		}
+		if f := findFieldAlias(child, alias); f != nil {
+			return f
+		}
+	}
+	return nil
 }
