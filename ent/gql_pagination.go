@@ -33,24 +33,31 @@ func orderFunc(o OrderDirection, field string) func(*sql.Selector) {
 	return Asc(field)
 }
 
-const errInvalidPagination = "INVALID_PAGINATION"
+// errValidation is the contract's code for a bad argument
+// (internal/apperr.CodeValidation); entgql's own, INVALID_PAGINATION, is
+// not one of the contract's codes.
+const errValidation = "VALIDATION_ERROR"
 
 func validateFirstLast(first, last *int) (err *gqlerror.Error) {
 	switch {
 	case first != nil && last != nil:
 		err = &gqlerror.Error{
-			Message: "Passing both `first` and `last` to paginate a connection is not supported.",
+			Message:    "invalid last: cannot be combined with first",
+			Extensions: map[string]any{"field": "last", "reason": "cannot be combined with first"},
 		}
 	case first != nil && *first < 0:
 		err = &gqlerror.Error{
-			Message: "`first` on a connection cannot be less than zero.",
+			Message:    "invalid first: must not be less than zero",
+			Extensions: map[string]any{"field": "first", "reason": "must not be less than zero"},
 		}
-		errcode.Set(err, errInvalidPagination)
 	case last != nil && *last < 0:
 		err = &gqlerror.Error{
-			Message: "`last` on a connection cannot be less than zero.",
+			Message:    "invalid last: must not be less than zero",
+			Extensions: map[string]any{"field": "last", "reason": "must not be less than zero"},
 		}
-		errcode.Set(err, errInvalidPagination)
+	}
+	if err != nil {
+		errcode.Set(err, errValidation)
 	}
 	return err
 }

@@ -1,11 +1,13 @@
 package graph
 
 import (
-	"encoding/json"
+	"fmt"
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql/introspection"
 	"github.com/vektah/gqlparser/v2/ast"
+
+	"github.com/acme/itemsvc/internal/apperr"
 )
 
 // The price list of the cost model (README, "GraphQL limits"). Complexity
@@ -29,6 +31,13 @@ const (
 	// maxSelectionWidth bounds the fields (aliases included, fragments
 	// spread in place) of any one selection set.
 	maxSelectionWidth = 200
+	// filterValuesPerPoint is how many list values of a where filter cost
+	// one point of complexity; each field given costs one.
+	filterValuesPerPoint = 10
+	// filterTermsPerCharge is how many terms of a where filter (fields
+	// and list values, service.MaxFilterTerms) spend one more point of the
+	// rate limit.
+	filterTermsPerCharge = 100
 )
 
 // counterFilters are the where fields with which totalCount is read from
@@ -41,12 +50,6 @@ var counterFilters = map[string]bool{"status": true, "userID": true}
 var cheapFilters = map[string]bool{
 	"status": true, "statusNEQ": true, "statusIn": true, "statusNotIn": true,
 	"userID": true, "role": true, "roleNEQ": true, "roleIn": true, "roleNotIn": true,
-}
-
-// connections are the fields that return a page of a list: their page size
-// multiplies the price of what each element asks for.
-var connections = map[string]bool{
-	"Query.items": true, "Query.users": true, "User.items": true,
 }
 
 // cost is the price of one operation, computed before it runs.
@@ -62,8 +65,11 @@ type cost struct {
 	RootFields []string
 
 	// Over names the bound the operation exceeds, if any: "complexity",
-	// "introspection" or "width"; pricing stops there.
+	// "introspection", "width" or "invalid"; pricing stops there.
 	Over string
+	// Invalid is the VALIDATION_ERROR of an argument out of its bounds (a
+	// page size, a filter) when Over is "invalid".
+	Invalid *apperr.Error
 }
 
 // pricer walks an operation and prices it; it stops as soon as a bound is
@@ -79,6 +85,7 @@ type pricer struct {
 	spent       int // complexity of the data fields so far
 	introFields int
 	scans       int
+	filters     int // points of the filters' sizes
 }
 
 // price prices op for the schema, with the request's variables, against the
@@ -102,7 +109,7 @@ func price(schema *ast.Schema, op *ast.OperationDefinition, vars map[string]any,
 		p.field(f, 1)
 	}
 	p.Complexity = sat(p.spent + (p.introFields+introspectionFieldsPerPoint-1)/introspectionFieldsPerPoint)
-	p.Points = max(1, sat(p.Points+p.scans))
+	p.Points = sat(max(1, sat(p.Points+p.scans)) + p.filters)
 	if p.Over == "" && p.Complexity > limit {
 		p.Over = "complexity"
 	}
@@ -174,12 +181,15 @@ func (p *pricer) field(f *ast.Field, mult int) {
 	if f.Definition == nil || f.ObjectDefinition == nil {
 		return
 	}
-	key := f.ObjectDefinition.Name + "." + f.Name
 	switch {
-	case connections[key]:
+	case isConnection(p.ast, f.Definition):
 		p.connection(f, mult)
-	case key == "Query.nodes":
+	case f.ObjectDefinition.Name == "Query" && f.Name == "nodes":
 		ids, _ := f.ArgumentMap(p.vars)["ids"].([]any)
+		if len(ids) > maxPageSize {
+			p.invalid(apperr.Validation("ids", fmt.Sprintf("must hold at most %d ids", maxPageSize)))
+			return
+		}
 		p.selection(f.SelectionSet, mulCap(mult, max(len(ids), 1), p.limit))
 	default:
 		p.selection(f.SelectionSet, mult)
@@ -187,13 +197,29 @@ func (p *pricer) field(f *ast.Field, mult int) {
 }
 
 // connection prices a page of a list: what each edge asks for times the
-// page size, and a scan for a filter or a total the counters cannot answer.
+// page size, the filter by its size, and a scan for a filter or a total
+// the counters cannot answer. A page size or a filter out of its bounds
+// makes the operation invalid.
 func (p *pricer) connection(f *ast.Field, mult int) {
+	first, last, err := pageArgs(f, p.vars)
+	if err != nil {
+		p.invalid(err)
+		return
+	}
 	where := argument(f, "where", p.vars)
+	if a := f.Definition.Arguments.ForName("where"); a != nil && where != nil {
+		size, err := measureFilter(p.ast, p.ast.Types[a.Type.Name()], where)
+		if err != nil {
+			p.invalid(err)
+			return
+		}
+		p.add(size.predicates+(size.values+filterValuesPerPoint-1)/filterValuesPerPoint, mult)
+		p.filters = sat(p.filters + mulCap(size.terms()/filterTermsPerCharge, mult, p.limit))
+	}
 	if !onlyFields(where, cheapFilters) {
 		p.scan(mult)
 	}
-	page := max(pageSize(intArg(argument(f, "first", p.vars)), intArg(argument(f, "last", p.vars))), 1)
+	page := max(pageSize(first, last), 1)
 	for _, c := range p.flatten(f.SelectionSet) {
 		if p.Over != "" {
 			return
@@ -224,6 +250,13 @@ func (p *pricer) add(n, mult int) {
 	p.spent = sat(p.spent + mulCap(n, mult, p.limit))
 	if p.spent > p.limit {
 		p.stop("complexity")
+	}
+}
+
+// invalid stops pricing at an argument out of its bounds.
+func (p *pricer) invalid(err *apperr.Error) {
+	if p.Over == "" {
+		p.Over, p.Invalid = "invalid", err
 	}
 }
 
@@ -332,28 +365,6 @@ func onlyFields(where any, fields map[string]bool) bool {
 		}
 	}
 	return true
-}
-
-// intArg reads an Int argument as the pager expects it.
-func intArg(v any) *int {
-	var n int
-	switch v := v.(type) {
-	case int:
-		n = v
-	case int64:
-		n = int(v)
-	case float64:
-		n = int(v)
-	case json.Number:
-		i, err := v.Int64()
-		if err != nil {
-			return nil
-		}
-		n = int(i)
-	default:
-		return nil
-	}
-	return &n
 }
 
 // mulCap multiplies, saturating just above limit: past it the operation is

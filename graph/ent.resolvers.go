@@ -72,6 +72,10 @@ func (r *queryResolver) Users(ctx context.Context, after *entgql.Cursor[string],
 
 // Items is the resolver for the items field.
 func (r *userResolver) Items(ctx context.Context, obj *ent.User, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.ItemOrder, where *ent.ItemWhereInput) (*ent.ItemConnection, error) {
+	first, last, err := pageBounds(first, last)
+	if err != nil {
+		return nil, err
+	}
 	f, ok := countedConnection(graphql.GetOperationContext(ctx), graphql.GetFieldContext(ctx).Field.Field)
 	if !ok {
 		return obj.Items(ctx, after, first, before, last, orderBy, where)

@@ -15,11 +15,11 @@ import (
 	"github.com/acme/itemsvc/internal/apperr"
 )
 
-// Codes of the GraphQL limits, beside DEPTH_LIMIT_EXCEEDED.
-const (
-	CodeComplexityLimit = "COMPLEXITY_LIMIT_EXCEEDED"
-	CodeResponseTooBig  = "RESPONSE_TOO_LARGE"
-)
+// CodeComplexityLimit is the code of an operation that asks for more work
+// than the limits allow: over the complexity limit, or with a response
+// over maxResponseBytes (extensions.reason "response_size"). With
+// DEPTH_LIMIT_EXCEEDED it is one of GraphQL's two codes beside REST's.
+const CodeComplexityLimit = "COMPLEXITY_LIMIT_EXCEEDED"
 
 // Bounds of one request that no setting changes (README, "GraphQL limits").
 const (
@@ -76,10 +76,13 @@ func (l costLimit) MutateOperationContext(ctx context.Context, opCtx *graphql.Op
 	}
 	c := l.price(opCtx)
 	opCtx.Stats.SetExtension(costStatsKey, c)
-	if c.Over != "" {
+	if c.Over != "" && c.Invalid == nil {
 		return l.overError(c)
 	}
 	if a == nil {
+		if c.Invalid != nil {
+			return refusal(c.Invalid)
+		}
 		return nil // served without Mount (tests of the handler alone)
 	}
 	if a.anonymous {
@@ -99,6 +102,11 @@ func (l costLimit) MutateOperationContext(ctx context.Context, opCtx *graphql.Op
 			msg += " (requests without a token are limited per client address)"
 		}
 		return refusal(apperr.RateLimited(msg, d.Window, d.Limit, d.RetryAfter))
+	}
+	if c.Invalid != nil {
+		// Refused after it was charged what it was priced at so far: a
+		// bad argument is not a free way to make the server work.
+		return refusal(c.Invalid)
 	}
 	return nil
 }
@@ -173,7 +181,7 @@ func (l costLimit) InterceptResponse(ctx context.Context, next graphql.ResponseH
 	opCtx := graphql.GetOperationContext(ctx)
 	if len(resp.Data) > maxResponseBytes && opCtx.Operation != nil && opCtx.Operation.Operation == ast.Query {
 		err := gqlerror.Errorf("the response would be larger than %d bytes: ask for fewer fields or smaller pages", maxResponseBytes)
-		err.Extensions = map[string]any{"code": CodeResponseTooBig}
+		err.Extensions = map[string]any{"code": CodeComplexityLimit, "reason": "response_size", "limit": maxResponseBytes}
 		resp.Data = []byte("null")
 		resp.Errors = gqlerror.List{err}
 	}

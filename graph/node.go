@@ -10,6 +10,7 @@ import (
 
 	"github.com/acme/itemsvc/ent"
 	"github.com/acme/itemsvc/ent/item"
+	"github.com/acme/itemsvc/ent/schema/pulid"
 	"github.com/acme/itemsvc/ent/user"
 	"github.com/acme/itemsvc/internal/apperr"
 	"github.com/acme/itemsvc/internal/service"
@@ -18,7 +19,14 @@ import (
 // nodeType maps an id to the table of its type for node(id) and nodes(ids).
 // Only items and users are nodes of the schema: any other id (a key's, a
 // webhook's) is NOT_FOUND, as an unknown one is.
+//
+// An id that is not one this API makes (a NUL character, which PostgreSQL
+// refuses in text, or any other malformed id) is NOT_FOUND before it
+// reaches a query, as a malformed id in a REST path is.
 func nodeType(ctx context.Context, id string) (string, error) {
+	if !pulid.Valid("item_", id) && !pulid.Valid("user_", id) {
+		return "", apperr.NotFound("node")
+	}
 	table, err := ent.IDToType(ctx, id)
 	if err != nil || (table != item.Table && table != user.Table) {
 		return "", apperr.NotFound("node")

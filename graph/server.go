@@ -65,8 +65,9 @@ func NewServer(svc *service.Service, opts Options) http.Handler {
 	srv.AddTransport(unsupported{}) // last: it takes whatever the others do not
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](queryCacheSize))
 	srv.SetParserTokenLimit(parserTokenLimit)
-	srv.SetValidationRulesFn(validationRules)
+	srv.SetValidationRulesFn(operationRules)
 	srv.Use(queriesOverGET{})
+	srv.Use(pageDefaults{schema: es.Schema(), memo: new(serial.Memo[*defaulted])}) // before what keys on the operation
 	srv.Use(serial.FieldsCache{})
 	srv.Use(extension.Introspection{})
 	srv.Use(depthLimit{max: opts.MaxDepth})
