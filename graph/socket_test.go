@@ -480,7 +480,7 @@ func post(t *testing.T, srv *httptest.Server, token, query, accept string) *http
 // (["item", "owner", "items"]).
 func TestItemEventsErrorPath(t *testing.T) {
 	env, srv := newSocketEnv(t)
-	const query = `subscription { ev: itemEvents { id item { owner { items(first: -1) { totalCount } } } } }`
+	const query = `subscription { ev: itemEvents { id item { owner { items(first: 1, after: "not-a-cursor") { totalCount } } } } }`
 	transports := map[string]func(t *testing.T) <-chan json.RawMessage{
 		"graphql-ws": func(t *testing.T) <-chan json.RawMessage {
 			c := dialWS(t, srv)
