@@ -117,8 +117,8 @@ func PermissionDenied(message string) *Error {
 func CursorExpired(field string, retention time.Duration) *Error {
 	return &Error{
 		Code: CodeCursorExpired,
-		Message: fmt.Sprintf("the event cursor %s is older than the event history kept (%s): "+
-			"re-read the items, then follow the events from the newest one", field, retention),
+		Message: fmt.Sprintf("the event named by %s is older than the event history kept (%s), "+
+			"so events after it may be gone: re-read the items, then follow the events from the newest one", field, retention),
 		Details: map[string]any{"field": field, "retention": retention.String()},
 	}
 }

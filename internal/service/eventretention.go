@@ -1,6 +1,10 @@
 package service
 
-import "github.com/acme/itemsvc/internal/apperr"
+import (
+	"github.com/acme/itemsvc/ent"
+	"github.com/acme/itemsvc/ent/event"
+	"github.com/acme/itemsvc/internal/apperr"
+)
 
 // checkCursor refuses an event cursor (a well-formed evt_ id, named by
 // field) made before the history kept, whether or not its event still
@@ -26,4 +30,13 @@ func (s *Service) checkCursors(p EventListParams) error {
 		}
 	}
 	return nil
+}
+
+// withinWindow keeps a feed's query to the history kept: an older event
+// that stays only because a webhook endpoint is still owed it is not part
+// of the feed, whose cursors from before it are expired anyway.
+func (s *Service) withinWindow(q *ent.EventQuery) {
+	if w := s.opts.EventWindow; w.On() {
+		q.Where(event.IDGTE(w.StartID()))
+	}
 }

@@ -83,9 +83,7 @@ func (s *Service) ListEvents(ctx context.Context, p EventListParams) (EventPage,
 	if err := s.checkCursors(p); err != nil {
 		return EventPage{}, err
 	}
-	if w := s.opts.EventWindow; w.On() {
-		q.Where(event.IDGTE(w.StartID()))
-	}
+	s.withinWindow(q)
 	if p.After != "" {
 		seq, err := s.eventSeq(ctx, "after", p.After)
 		if err != nil {
