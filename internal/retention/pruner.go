@@ -144,33 +144,28 @@ func (p *Pruner) Prune(ctx context.Context) (Result, error) {
 		return res, nil
 	}
 	cut := idAt(p.opts.Window.Start().Add(-p.opts.Margin))
-	for {
-		n, attempts, err := p.batch(ctx, func(ctx context.Context, tx *ent.Tx) (int, int, error) {
-			return p.deliveries(ctx, tx, cut)
-		})
-		res.Deliveries += n
-		res.Attempts += attempts
-		if err != nil {
-			return res, err
-		}
-		if n < p.opts.Batch || !p.pause(ctx) {
-			break
-		}
-	}
-	for {
-		n, _, err := p.batch(ctx, func(ctx context.Context, tx *ent.Tx) (int, int, error) {
-			n, err := p.events(ctx, tx, cut)
-			return n, 0, err
-		})
-		res.Events += n
-		if err != nil {
-			return res, err
-		}
-		if n < p.opts.Batch || !p.pause(ctx) {
-			break
+	for _, step := range []func(context.Context, *ent.Tx, string) (batch, error){p.deliveries, p.events} {
+		for {
+			b, err := p.batch(ctx, func(ctx context.Context, tx *ent.Tx) (batch, error) { return step(ctx, tx, cut) })
+			if err != nil {
+				return res, err
+			}
+			res.Events += b.deleted.Events
+			res.Deliveries += b.deleted.Deliveries
+			res.Attempts += b.deleted.Attempts
+			if b.selected < p.opts.Batch || !p.pause(ctx) {
+				break
+			}
 		}
 	}
 	return res, ctx.Err()
+}
+
+// batch is what one batch did: the rows it selected (deliveries or events:
+// fewer than Batch means none is left) and the rows it deleted.
+type batch struct {
+	selected int
+	deleted  Result
 }
 
 // pause waits between two full batches; false: ctx ended.
@@ -186,23 +181,26 @@ func (p *Pruner) pause(ctx context.Context) bool {
 }
 
 // batch runs one batch in its own transaction, bounded by BatchTimeout, and
-// counts what it deleted once it committed. It returns the rows the batch
-// selected (deliveries or events) and the attempts deleted with them.
-func (p *Pruner) batch(ctx context.Context, fn func(context.Context, *ent.Tx) (int, int, error)) (n, attempts int, err error) {
+// counts what it deleted once it committed.
+func (p *Pruner) batch(ctx context.Context, fn func(context.Context, *ent.Tx) (batch, error)) (batch, error) {
 	ctx, cancel := context.WithTimeout(system(ctx), p.opts.BatchTimeout)
 	defer cancel()
 	tx, err := p.db.Tx(ctx)
 	if err != nil {
-		return 0, 0, fmt.Errorf("begin: %w", err)
+		return batch{}, fmt.Errorf("begin: %w", err)
 	}
-	if n, attempts, err = fn(ctx, tx); err != nil {
+	b, err := fn(ctx, tx)
+	if err != nil {
 		_ = tx.Rollback()
-		return 0, 0, err
+		return batch{}, err
 	}
 	if err := tx.Commit(); err != nil {
-		return 0, 0, fmt.Errorf("commit: %w", err)
+		return batch{}, fmt.Errorf("commit: %w", err)
 	}
-	return n, attempts, nil
+	p.metrics.events.Add(b.deleted.Events)
+	p.metrics.deliveries.Add(b.deleted.Deliveries)
+	p.metrics.attempts.Add(b.deleted.Attempts)
+	return b, nil
 }
 
 // deliveries deletes one batch of finished deliveries of events older than
@@ -210,12 +208,10 @@ func (p *Pruner) batch(ctx context.Context, fn func(context.Context, *ent.Tx) (i
 // attempts. A pending delivery is never selected; on PostgreSQL the rows
 // are locked as they are selected, so a manual retry that would make one
 // pending again waits for the batch, or has made it pending already.
-func (p *Pruner) deliveries(ctx context.Context, tx *ent.Tx, cut string) (n, attempts int, err error) {
+func (p *Pruner) deliveries(ctx context.Context, tx *ent.Tx, cut string) (batch, error) {
+	finished := delivery.StateIn(delivery.StateSucceeded, delivery.StateFailed)
 	q := tx.Delivery.Query().
-		Where(
-			delivery.EventIDLT(cut),
-			delivery.StateIn(delivery.StateSucceeded, delivery.StateFailed),
-		).
+		Where(delivery.EventIDLT(cut), finished).
 		Order(delivery.ByEventID()).
 		Limit(p.opts.Batch)
 	if p.skipLocked {
@@ -223,27 +219,23 @@ func (p *Pruner) deliveries(ctx context.Context, tx *ent.Tx, cut string) (n, att
 	}
 	ids, err := q.IDs(ctx)
 	if err != nil || len(ids) == 0 {
-		return 0, 0, wrap("select deliveries", err)
+		return batch{}, wrap("select deliveries", err)
 	}
-	if attempts, err = tx.DeliveryAttempt.Delete().Where(deliveryattempt.DeliveryIDIn(ids...)).Exec(ctx); err != nil {
-		return 0, 0, fmt.Errorf("delete attempts: %w", err)
+	b := batch{selected: len(ids)}
+	if b.deleted.Attempts, err = tx.DeliveryAttempt.Delete().Where(deliveryattempt.DeliveryIDIn(ids...)).Exec(ctx); err != nil {
+		return batch{}, fmt.Errorf("delete attempts: %w", err)
 	}
-	deleted, err := tx.Delivery.Delete().
-		Where(delivery.IDIn(ids...), delivery.StateIn(delivery.StateSucceeded, delivery.StateFailed)).
-		Exec(ctx)
-	if err != nil {
-		return 0, 0, fmt.Errorf("delete deliveries: %w", err)
+	if b.deleted.Deliveries, err = tx.Delivery.Delete().Where(delivery.IDIn(ids...), finished).Exec(ctx); err != nil {
+		return batch{}, fmt.Errorf("delete deliveries: %w", err)
 	}
-	p.metrics.deliveries.Add(deleted)
-	p.metrics.attempts.Add(attempts)
-	return len(ids), attempts, nil
+	return b, nil
 }
 
 // events deletes one batch of events older than cut that are fanned out
 // and that no delivery holds any more, oldest first (the primary key).
 // Fanned-out events get no new deliveries, and the delete checks again
 // that none is left, so an event still owed is never deleted.
-func (p *Pruner) events(ctx context.Context, tx *ent.Tx, cut string) (int, error) {
+func (p *Pruner) events(ctx context.Context, tx *ent.Tx, cut string) (batch, error) {
 	q := tx.Event.Query().
 		Where(event.IDLT(cut), owedNothing()).
 		Order(event.ByID()).
@@ -253,14 +245,13 @@ func (p *Pruner) events(ctx context.Context, tx *ent.Tx, cut string) (int, error
 	}
 	ids, err := q.IDs(ctx)
 	if err != nil || len(ids) == 0 {
-		return 0, wrap("select events", err)
+		return batch{}, wrap("select events", err)
 	}
-	deleted, err := tx.Event.Delete().Where(event.IDIn(ids...), owedNothing()).Exec(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("delete events: %w", err)
+	b := batch{selected: len(ids)}
+	if b.deleted.Events, err = tx.Event.Delete().Where(event.IDIn(ids...), owedNothing()).Exec(ctx); err != nil {
+		return batch{}, fmt.Errorf("delete events: %w", err)
 	}
-	p.metrics.events.Add(deleted)
-	return len(ids), nil
+	return b, nil
 }
 
 // owedNothing selects the events fanned out whose deliveries are all gone.
