@@ -379,7 +379,7 @@ func TestExpiredCursor(t *testing.T) {
 		}
 	}
 	tok := env.Alice.Token
-	testutil.Run(t, env, []testutil.Scenario{
+	scenarios := []testutil.Scenario{
 		{Name: "after a pruned event", Method: "GET", Path: "/v1/events?after=" + old[0], Token: tok, Status: 410, Code: "CURSOR_EXPIRED", Check: expired("after")},
 		{Name: "after an old event still kept", Method: "GET", Path: "/v1/events?after=" + old[1], Token: tok, Status: 410, Code: "CURSOR_EXPIRED", Check: expired("after")},
 		{Name: "after another user's old event", Method: "GET", Path: "/v1/events?after=" + bobs[0].ID, Token: tok, Status: 410, Code: "CURSOR_EXPIRED"},
@@ -393,7 +393,24 @@ func TestExpiredCursor(t *testing.T) {
 		{Name: "stream Last-Event-ID kept", Method: "GET", Path: "/v1/events/stream", Token: tok, Headers: map[string]string{"Last-Event-ID": old[1]}, Status: 410, Code: "CURSOR_EXPIRED"},
 		{Name: "stream after by query", Method: "GET", Path: "/v1/events/stream?after=" + old[0] + "&access_token=" + tok, Status: 410, Code: "CURSOR_EXPIRED"},
 		{Name: "stream Last-Event-ID unknown recent", Method: "GET", Path: "/v1/events/stream", Token: tok, Headers: map[string]string{"Last-Event-ID": unknownRecent}, Status: 400, Code: "VALIDATION_ERROR"},
-	})
+	}
+	for _, sc := range scenarios {
+		t.Run(sc.Name, func(t *testing.T) {
+			// Bounded: a stream that opened instead of failing ends with
+			// the deadline and fails the row on its 200.
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			req := httptest.NewRequestWithContext(ctx, sc.Method, sc.Path, nil)
+			req.Header.Set("Authorization", "Bearer "+sc.Token)
+			if sc.Token == "" {
+				req.Header.Del("Authorization")
+			}
+			for k, v := range sc.Headers {
+				req.Header.Set(k, v)
+			}
+			sc.Assert(t, env.Serve(req))
+		})
+	}
 
 	srv := httptest.NewServer(env.App.Handler)
 	t.Cleanup(srv.Close)
