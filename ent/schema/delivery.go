@@ -83,6 +83,10 @@ func (Delivery) Indexes() []ent.Index {
 		// attempts in flight (claimed_until), which claims count.
 		index.Fields("endpoint_id", "state", "next_attempt_at"),
 		index.Fields("endpoint_id", "claimed_until"),
+		// The deliveries of an event: retention (internal/retention) prunes
+		// by event, and deleting an event checks its foreign key here,
+		// which without an index reads the whole table for every event.
+		index.Fields("event_id"),
 	}
 }
 

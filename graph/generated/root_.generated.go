@@ -1138,9 +1138,11 @@ type Subscription {
   connection_init's payload as {"Authorization": "Bearer …"}) or Server-Sent
   Events (Authorization header). With after (an event id the caller has
   seen), every later event comes first, exactly once and in commit order,
-  then live ones. The stream ends with an error whose extensions.code is
-  SLOW_CONSUMER (resume from the last id), TOKEN_EXPIRED, UNAUTHORIZED (key
-  revoked) or UNAVAILABLE (the server stops).
+  then live ones. An after older than EVENT_RETENTION is refused with
+  CURSOR_EXPIRED: re-read the items, then follow from the newest event. The
+  stream ends with an error whose extensions.code is SLOW_CONSUMER (resume
+  from the last id), TOKEN_EXPIRED, UNAUTHORIZED (key revoked) or
+  UNAVAILABLE (the server stops).
   """
   itemEvents(types: [ItemEventType!], after: ID): ItemEvent!
 }

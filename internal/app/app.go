@@ -23,6 +23,7 @@ import (
 	"github.com/acme/itemsvc/internal/database"
 	"github.com/acme/itemsvc/internal/events"
 	"github.com/acme/itemsvc/internal/ratelimit"
+	"github.com/acme/itemsvc/internal/retention"
 	"github.com/acme/itemsvc/internal/sandbox"
 	"github.com/acme/itemsvc/internal/secrets"
 	"github.com/acme/itemsvc/internal/service"
@@ -46,6 +47,9 @@ type App struct {
 	Webhooks *webhook.Dispatcher
 	// Events is the event feed's hub, run as a worker by Start.
 	Events *events.Hub
+	// Retention prunes the event history (EVENT_RETENTION), run as a
+	// worker by Start; tests call its Prune.
+	Retention *retention.Pruner
 	// Keys is the server secret (SECRET_KEY or its key file); SigningKey
 	// the token signing key derived from it (or JWT_SECRET).
 	Keys       *secrets.Keys
@@ -83,6 +87,9 @@ type Options struct {
 	// WebSocketInitTimeout is how long a GraphQL WebSocket may wait for
 	// connection_init (default 10s); tests of the timeout shorten it.
 	WebSocketInitTimeout time.Duration
+	// Retention tunes the event history's pruner (its clock, batch size);
+	// its Window.Retention is EVENT_RETENTION's.
+	Retention retention.Options
 }
 
 // New opens and migrates the database and builds the service and router.
@@ -180,6 +187,15 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, db *databas
 	prev := sopts.OnCommit
 	sopts.OnCommit = func() { hub.Committed(); prev() }
 
+	// Event history (DESIGN §7): pruned past EVENT_RETENTION, except what
+	// an endpoint is still owed; the feeds refuse older cursors.
+	pruneOpts := opts.Retention
+	pruneOpts.Window.Retention = cfg.EventRetention
+	pruneOpts.Logger = log
+	pruneOpts.Metrics = a.Metrics
+	pruner := retention.New(db.Client, db.Dialect, pruneOpts)
+	sopts.EventWindow = pruner.Window()
+
 	sopts.SecretBox = keys.Box(secrets.PurposeWebhooks)
 	svc := service.New(db.Client, auth.NewTokens(signing, cfg.TokenTTL), sopts)
 	if n, err := svc.SealWebhookSecrets(ctx); err != nil {
@@ -191,6 +207,8 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, db *databas
 	a.Webhooks = dispatcher
 	a.workers = append(a.workers, Worker{Name: "webhooks", Run: dispatcher.Run}, Worker{Name: "events", Run: hub.Run})
 	a.Events = hub
+	a.workers = append(a.workers, Worker{Name: "retention", Run: pruner.Run})
+	a.Retention = pruner
 
 	ropts := rest.Options{
 		Logger:         log,

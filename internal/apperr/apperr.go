@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/acme/itemsvc/ent"
 	"github.com/acme/itemsvc/ent/privacy"
@@ -34,6 +35,10 @@ const (
 	// CodeSlowConsumer ends an event stream whose client fell too far
 	// behind; it resumes from the last event it got.
 	CodeSlowConsumer Code = "SLOW_CONSUMER"
+	// CodeCursorExpired refuses an event cursor from before the retained
+	// history (EVENT_RETENTION): the events after it may be gone, and
+	// resuming from it would skip them without a word.
+	CodeCursorExpired Code = "CURSOR_EXPIRED"
 )
 
 var statuses = map[Code]int{
@@ -50,6 +55,7 @@ var statuses = map[Code]int{
 	CodeInternal:         http.StatusInternalServerError,
 	CodeUnavailable:      http.StatusServiceUnavailable,
 	CodeSlowConsumer:     http.StatusServiceUnavailable,
+	CodeCursorExpired:    http.StatusGone,
 }
 
 // Error is a failure as the client sees it. Message is safe to show; Cause,
@@ -103,6 +109,18 @@ func NotFound(what string) *Error {
 // PermissionDenied reports a resource the caller may not access.
 func PermissionDenied(message string) *Error {
 	return New(CodePermissionDenied, message)
+}
+
+// CursorExpired reports an event cursor, named by field, older than the
+// retained history (retention, EVENT_RETENTION). The message tells the
+// client how to start again, since no cursor can resume it.
+func CursorExpired(field string, retention time.Duration) *Error {
+	return &Error{
+		Code: CodeCursorExpired,
+		Message: fmt.Sprintf("the event named by %s is older than the event history kept (%s), "+
+			"so events after it may be gone: re-read the items, then follow the events from the newest one", field, retention),
+		Details: map[string]any{"field": field, "retention": retention.String()},
+	}
 }
 
 // Unauthorized reports a request without a valid access token.

@@ -38,6 +38,7 @@ type Config struct {
 	RequestTimeout       time.Duration
 	EventStreamsPerKey   int
 	EventStreamBuffer    int
+	EventRetention       time.Duration
 	CORSOrigins          []string
 	LogLevel             slog.Level
 	Sandbox              bool
@@ -50,6 +51,11 @@ var DefaultWebhookRetrySchedule = []time.Duration{
 	5 * time.Second, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 5 * time.Hour,
 	10 * time.Hour, 14 * time.Hour, 20 * time.Hour, 24 * time.Hour,
 }
+
+// MinEventRetention is the shortest EVENT_RETENTION: a client must have a
+// moment to resume a stream that dropped, and pruning runs every few
+// minutes anyway.
+const MinEventRetention = time.Minute
 
 // setting is one configurable value: its flag, its variable and its parser.
 type setting struct {
@@ -82,6 +88,7 @@ func (c *Config) Register(fs *flag.FlagSet) *Loader {
 	l.add("request-timeout", "REQUEST_TIMEOUT", "5s", "longest a request may work (database included) before it fails with 503", duration(&c.RequestTimeout))
 	l.add("event-streams-per-key", "EVENT_STREAMS_PER_KEY", "10", "event streams (SSE, GraphQL subscriptions) one API key may hold open on one server", positive(&c.EventStreamsPerKey))
 	l.add("event-stream-buffer", "EVENT_STREAM_BUFFER", "256", "events that may wait for one stream before it is closed with SLOW_CONSUMER", positive(&c.EventStreamBuffer))
+	l.add("event-retention", "EVENT_RETENTION", "720h", "how long events (and their finished webhook deliveries) are kept; older ones are pruned, except events still owed to an endpoint, and an older cursor is 410 CURSOR_EXPIRED", duration(&c.EventRetention))
 	l.add("cors-origins", "CORS_ORIGINS", "", "comma-separated origins allowed by CORS (* for any); empty: none", list(&c.CORSOrigins))
 	l.add("log-level", "LOG_LEVEL", "info", "debug, info, warn or error", level(&c.LogLevel))
 	l.add("sandbox", "SANDBOX", "false", "seed demo data with sk_test_ keys and reset it periodically", boolean(&c.Sandbox))
@@ -163,6 +170,9 @@ func (c *Config) validate() error {
 	}
 	if len(c.WebhookRetrySchedule) == 0 {
 		errs = append(errs, errors.New("WEBHOOK_RETRY_SCHEDULE: want at least one delay"))
+	}
+	if c.EventRetention < MinEventRetention {
+		errs = append(errs, fmt.Errorf("EVENT_RETENTION: want at least %s, got %s", MinEventRetention, c.EventRetention))
 	}
 	if c.SandboxResetInterval < time.Minute {
 		errs = append(errs, errors.New("SANDBOX_RESET_INTERVAL: want at least 1m"))

@@ -80,6 +80,10 @@ func (s *Service) ListEvents(ctx context.Context, p EventListParams) (EventPage,
 	if len(p.Types) > 0 {
 		q.Where(event.TypeIn(p.Types...))
 	}
+	if err := s.checkCursors(p); err != nil {
+		return EventPage{}, err
+	}
+	s.withinWindow(q)
 	if p.After != "" {
 		seq, err := s.eventSeq(ctx, "after", p.After)
 		if err != nil {
@@ -176,6 +180,9 @@ func (s *Service) SubscribeEvents(ctx context.Context, p StreamParams) (*Stream,
 	if p.After != "" {
 		if !pulid.Valid("evt_", p.After) {
 			return nil, apperr.Validation("after", "must be an event id (evt_…)")
+		}
+		if err := s.checkCursor("after", p.After); err != nil {
+			return nil, err
 		}
 		if f.After, err = s.eventSeq(ctx, "after", p.After); err != nil {
 			return nil, err

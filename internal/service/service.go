@@ -13,6 +13,7 @@ import (
 	"github.com/acme/itemsvc/internal/apperr"
 	"github.com/acme/itemsvc/internal/auth"
 	"github.com/acme/itemsvc/internal/events"
+	"github.com/acme/itemsvc/internal/retention"
 	"github.com/acme/itemsvc/internal/secrets"
 	"github.com/acme/itemsvc/internal/viewer"
 	"github.com/acme/itemsvc/internal/webhook"
@@ -47,6 +48,10 @@ type Options struct {
 	StreamRecheck time.Duration
 	// Events is the event feed streams subscribe to; nil: no streams.
 	Events *events.Hub
+	// EventWindow is the event history kept (EVENT_RETENTION): the feeds
+	// list no older event and refuse an older cursor with CURSOR_EXPIRED.
+	// The zero Window keeps everything.
+	EventWindow retention.Window
 	// SecretBox seals webhook signing secrets before they are stored
 	// (internal/secrets); nil stores them as they are, which only tests do.
 	SecretBox *secrets.Box
