@@ -585,11 +585,14 @@ func (d *Dispatcher) outcome(n int, res result, now time.Time) (string, time.Tim
 
 // describe is the attempt's error as the delivery log shows it.
 func (d *Dispatcher) describe(res result) string {
+	var refused *DialError
 	switch {
 	case res.err == nil && res.status >= 200 && res.status < 300:
 		return ""
 	case res.err == nil:
 		return fmt.Sprintf("receiver answered %d %s", res.status, http.StatusText(res.status))
+	case errors.As(res.err, &refused):
+		return fmt.Sprintf("refused: the receiver's address %s is %s (%v)", refused.Addr, refused.Reason, ErrForbiddenAddress)
 	case errors.Is(res.err, ErrForbiddenAddress):
 		return "refused: the receiver's address is " + ErrForbiddenAddress.Error()
 	case errors.Is(res.err, context.DeadlineExceeded):
