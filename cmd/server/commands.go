@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 
 	"github.com/acme/itemsvc/internal/app"
 	"github.com/acme/itemsvc/internal/database"
@@ -81,4 +82,38 @@ func keysCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	default:
 		return fmt.Errorf("keys: unknown subcommand %q", sub)
 	}
+}
+
+// webhooksCmd lists the webhook endpoints whose stored signing secret does
+// not open with this server's SECRET_KEY, one a line on stdout: id, owner's
+// email, URL. Each needs its secret rotated (or the previous SECRET_KEY
+// restored); the start of the server logs how many there are.
+func webhooksCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] != "unopenable" {
+		return errors.New("webhooks: want \"webhooks unopenable\"")
+	}
+	cfg, _, err := loadConfig("webhooks unopenable", args[1:], stderr, nil)
+	if err != nil {
+		return err
+	}
+	// Quiet: the start's own report of the same endpoints is not repeated.
+	a, err := app.New(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), app.Options{})
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	found, err := a.Service.UnopenableWebhookSecrets(ctx, math.MaxInt32)
+	if err != nil {
+		return err
+	}
+	for _, ep := range found.First {
+		owner := ep.UserID
+		if ep.Edges.Owner != nil {
+			owner = ep.Edges.Owner.Email
+		}
+		fmt.Fprintf(stdout, "%s\t%s\t%s\n", ep.ID, owner, ep.URL)
+	}
+	fmt.Fprintf(stderr, "%d of %d webhook endpoints have a secret this SECRET_KEY cannot open; "+
+		"rotate each (POST /v1/webhooks/{id}/rotate-secret) or restore the previous SECRET_KEY\n", found.Count, found.Total)
+	return nil
 }

@@ -4,6 +4,7 @@
 //	server migrate                          apply database migrations and exit
 //	server keys create --email E --name N [--admin]
 //	server keys revoke KEY_ID|KEY
+//	server webhooks unopenable              list endpoints whose secret SECRET_KEY cannot open
 //
 // Every setting is a flag and an environment variable; `server serve -h`
 // lists them.
@@ -30,6 +31,8 @@ Commands:
   migrate              apply pending database migrations and exit
   keys create          create an API key (and its user if new); prints only the key
   keys revoke ID|KEY   revoke an API key; its tokens stop working within seconds
+  webhooks unopenable  list the webhook endpoints whose stored secret does not
+                       open with this SECRET_KEY (id, owner, URL), to rotate
 
 Run "server <command> -h" for the flags of a command. Every flag can also be
 set by the environment variable named in its help.
@@ -61,6 +64,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return migrateCmd(ctx, args, stderr)
 	case "keys":
 		return keysCmd(ctx, args, stdout, stderr)
+	case "webhooks":
+		return webhooksCmd(ctx, args, stdout, stderr)
 	case "help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/acme/itemsvc/internal/auth"
+	"github.com/acme/itemsvc/internal/config"
 	"github.com/acme/itemsvc/internal/database"
 	"github.com/acme/itemsvc/internal/service"
 	"github.com/acme/itemsvc/internal/testutil"
@@ -65,6 +67,60 @@ func TestKeysCommands(t *testing.T) {
 	}
 }
 
+// TestWebhooksUnopenable: after SECRET_KEY changed, "webhooks unopenable"
+// lists the endpoints whose secret it cannot open (id, owner, URL), one a
+// line on stdout, and says how many on stderr; with the key that sealed
+// them it lists none.
+func TestWebhooksUnopenable(t *testing.T) {
+	keyA, keyB := strings.Repeat("a", 32), strings.Repeat("b", 32)
+	dbURL := testutil.DatabaseURL(t)
+	env := testutil.New(t, testutil.WithConfig(func(c *config.Config) {
+		c.DatabaseURL, c.SecretKey, c.WebhookAllowPrivate = dbURL, keyA, true
+	}))
+	var ids []string
+	for _, a := range []testutil.Actor{env.Alice, env.Bob} {
+		res := env.Do(testutil.Request{Method: "POST", Path: "/v1/webhooks", Token: a.Token,
+			Body: map[string]any{"url": "https://hooks.example.com/" + a.UserID}})
+		var w struct{ ID string }
+		res.Data(t, &w)
+		ids = append(ids, w.ID)
+	}
+	env.App.Close()
+
+	t.Setenv("SECRET_KEY", keyB)
+	out, stderr, err := runCmd(t, "webhooks", "unopenable", "-database-url", dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := ids[0] + "\talice@example.com\thttps://hooks.example.com/" + env.Alice.UserID + "\n" +
+		ids[1] + "\tbob@example.com\thttps://hooks.example.com/" + env.Bob.UserID + "\n"
+	if out != want || !strings.Contains(stderr, "2 of 2 webhook endpoints") {
+		t.Errorf("stdout %q, stderr %q; want\n%s", out, stderr, want)
+	}
+	// serve says it once, at start, as one structured ERROR line.
+	srv := startServe(t, []string{"-database-url", dbURL}, nil)
+	var errorLines []map[string]any
+	for _, line := range strings.Split(srv.stderr.String(), "\n") {
+		var rec map[string]any
+		if json.Unmarshal([]byte(line), &rec) == nil && rec["level"] == "ERROR" {
+			errorLines = append(errorLines, rec)
+		}
+	}
+	if len(errorLines) != 1 || errorLines[0]["endpoints"] != 2.0 || errorLines[0]["total"] != 2.0 ||
+		!strings.Contains(errorLines[0]["msg"].(string), "rotate-secret") || len(errorLines[0]["first"].([]any)) != 2 {
+		t.Errorf("serve logged errors %v; want one naming 2 of 2 endpoints", errorLines)
+	}
+	srv.cancel()
+	<-srv.done
+	srv.done <- nil // for the cleanup
+
+	t.Setenv("SECRET_KEY", keyA)
+	out, stderr, err = runCmd(t, "webhooks", "unopenable", "-database-url", dbURL)
+	if err != nil || out != "" || !strings.Contains(stderr, "0 of 2") {
+		t.Errorf("with the sealing key: stdout %q, stderr %q, %v; want none", out, stderr, err)
+	}
+}
+
 func newTestService(t *testing.T, db *database.DB) *service.Service {
 	t.Helper()
 	return service.New(db.Client, auth.NewTokens([]byte(strings.Repeat("k", 32)), time.Hour), service.Options{})
@@ -81,6 +137,7 @@ func TestCommandErrors(t *testing.T) {
 	}{
 		{"unknown command", []string{"frobnicate"}, nil, `unknown command "frobnicate"`},
 		{"keys without subcommand", []string{"keys"}, nil, "keys create"},
+		{"webhooks without subcommand", []string{"webhooks"}, nil, "webhooks unopenable"},
 		{"keys create without email", []string{"keys", "create", "-database-url", dbURL}, nil, "--email is required"},
 		{"keys create with a bad email", []string{"keys", "create", "-database-url", dbURL, "--email", "nope", "--name", "N"}, nil, "email"},
 		{"keys revoke unknown", []string{"keys", "revoke", "-database-url", dbURL, "key_01m80r92d8jcq7kyybma0724rk"}, nil, "not found"},

@@ -201,7 +201,10 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, db *databas
 	if n, err := svc.SealWebhookSecrets(ctx); err != nil {
 		return nil, err
 	} else if n > 0 {
-		log.InfoContext(ctx, "encrypted webhook signing secrets stored in plaintext", "count", n)
+		log.InfoContext(ctx, "sealed webhook signing secrets stored in plaintext or in the first format", "count", n)
+	}
+	if err := checkWebhookSecrets(ctx, svc, log); err != nil {
+		return nil, err
 	}
 	a.Service = svc
 	a.Webhooks = dispatcher

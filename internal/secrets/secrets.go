@@ -112,33 +112,55 @@ func (k *Keys) Box(purpose string) *Box {
 	if err != nil {
 		panic(fmt.Sprintf("secrets: %v", err))
 	}
-	return &Box{aead: aead}
+	// The key id is derived apart from the key (its own HKDF purpose), so
+	// that storing it tells nothing of the key; 48 bits tell two server
+	// secrets apart.
+	kid := hex.EncodeToString(k.Derive(purpose + " key id")[:6])
+	return &Box{aead: aead, prefix: sealedV2 + kid + ":"}
 }
 
-// SealedPrefix starts every sealed value (and names its format's version),
-// so that stored plaintext can be told apart, by a query too.
-const SealedPrefix = "sealed:v1:"
+// Formats of sealed values. SealedPrefix starts all of them, so that stored
+// plaintext can be told apart, by a query too. Version 2 names the key that
+// sealed it ("sealed:v2:<key id>:…"), so that the values another server
+// secret sealed are found by a query, without opening them (Box.Prefix);
+// version 1 ("sealed:v1:…") did not, and is still opened.
+const (
+	SealedPrefix = "sealed:"
+	LegacyPrefix = "sealed:v1:"
+	sealedV2     = "sealed:v2:"
+)
 
 // ErrOpen is returned for a sealed value that does not open with this
 // server's secret: another secret sealed it, or it was altered.
 var ErrOpen = errors.New("the value does not open with this server's SECRET_KEY (was it changed?)")
 
 // Box encrypts short values (AES-256-GCM) for storage.
-type Box struct{ aead cipher.AEAD }
+type Box struct {
+	aead   cipher.AEAD
+	prefix string // of the values it seals: the format and the key's id
+}
 
 // Seal encrypts plain; the result is text, safe for a text column.
 func (b *Box) Seal(plain string) string {
 	nonce := make([]byte, b.aead.NonceSize())
 	_, _ = rand.Read(nonce)
 	out := b.aead.Seal(nonce, nonce, []byte(plain), nil)
-	return SealedPrefix + base64.RawStdEncoding.EncodeToString(out)
+	return b.prefix + base64.RawStdEncoding.EncodeToString(out)
 }
 
-// Open decrypts a value Seal made.
+// Prefix starts every value this box seals, and no value another server
+// secret sealed (but for a chance of one in 2^48): a stored value without
+// it does not open here.
+func (b *Box) Prefix() string { return b.prefix }
+
+// Open decrypts a value Seal made, in either format.
 func (b *Box) Open(sealed string) (string, error) {
-	raw, ok := strings.CutPrefix(sealed, SealedPrefix)
+	raw, ok := strings.CutPrefix(sealed, b.prefix)
 	if !ok {
-		return "", ErrOpen
+		// A value of version 1 carries no key id: only opening it tells.
+		if raw, ok = strings.CutPrefix(sealed, LegacyPrefix); !ok {
+			return "", ErrOpen
+		}
 	}
 	data, err := base64.RawStdEncoding.DecodeString(raw)
 	n := b.aead.NonceSize()
@@ -152,6 +174,6 @@ func (b *Box) Open(sealed string) (string, error) {
 	return string(plain), nil
 }
 
-// IsSealed reports whether v is a value Seal made (rather than plaintext
-// written before secrets were sealed).
+// IsSealed reports whether v is a value Seal made, in any format (rather
+// than plaintext written before secrets were sealed).
 func IsSealed(v string) bool { return strings.HasPrefix(v, SealedPrefix) }

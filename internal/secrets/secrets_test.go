@@ -20,6 +20,14 @@ func TestBox(t *testing.T) {
 	if !IsSealed(sealed) || strings.Contains(sealed, "c2VjcmV0") || sealed == k.Box(PurposeWebhooks).Seal(plain) {
 		t.Fatalf("sealed %q: not sealed, leaks the plaintext, or is not randomized", sealed)
 	}
+	// The format names the key: the same secret seals under the same
+	// prefix, another under another, and neither holds a derived key.
+	if !strings.HasPrefix(sealed, k.Box(PurposeWebhooks).Prefix()) || !strings.HasPrefix(sealed, "sealed:v2:") ||
+		k.Box(PurposeWebhooks).Prefix() == other.Box(PurposeWebhooks).Prefix() {
+		t.Fatalf("prefixes %q and %q of two secrets, sealed %q", k.Box(PurposeWebhooks).Prefix(), other.Box(PurposeWebhooks).Prefix(), sealed)
+	}
+	// A value of the first format, without a key id, still opens.
+	legacy := LegacyPrefix + strings.TrimPrefix(sealed, k.Box(PurposeWebhooks).Prefix())
 	cases := []struct {
 		name  string
 		box   *Box
@@ -32,6 +40,9 @@ func TestBox(t *testing.T) {
 		{"altered", k.Box(PurposeWebhooks), sealed[:len(sealed)-2] + "AA", false},
 		{"plaintext", k.Box(PurposeWebhooks), plain, false},
 		{"truncated", k.Box(PurposeWebhooks), SealedPrefix + "AAAA", false},
+		{"version 1", k.Box(PurposeWebhooks), legacy, true},
+		{"version 1, another secret", other.Box(PurposeWebhooks), legacy, false},
+		{"another key id", k.Box(PurposeWebhooks), other.Box(PurposeWebhooks).Prefix() + strings.TrimPrefix(sealed, k.Box(PurposeWebhooks).Prefix()), false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

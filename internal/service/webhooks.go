@@ -217,36 +217,58 @@ func (s *Service) seal(secret string) string {
 }
 
 // SealWebhookSecrets seals the signing secrets that an earlier version
-// stored in plaintext, and returns how many endpoints it changed. The server
-// runs it at start; it is idempotent.
+// stored in plaintext, and seals again, in the format that names the key
+// (internal/secrets), those sealed in the first format that open with this
+// server's secret. It returns how many endpoints it changed. The server runs
+// it at start; it is idempotent.
 func (s *Service) SealWebhookSecrets(ctx context.Context) (int, error) {
-	if s.opts.SecretBox == nil {
+	box := s.opts.SecretBox
+	if box == nil {
 		return 0, nil
 	}
 	ctx = privacy.DecisionContext(ctx, privacy.Allow)
-	// Only the rows still in plaintext: after the first start, none, and
-	// a start reads nothing more.
+	// Only the rows in plaintext or in the first format: after the first
+	// start, none (but those of the first format that another secret
+	// sealed), and a start reads nothing more.
 	eps, err := s.db.WebhookEndpoint.Query().Where(webhookendpoint.Or(
 		webhookendpoint.Not(webhookendpoint.SecretHasPrefix(secrets.SealedPrefix)),
+		webhookendpoint.SecretHasPrefix(secrets.LegacyPrefix),
 		webhookendpoint.And(
 			webhookendpoint.PreviousSecretNEQ(""),
-			webhookendpoint.Not(webhookendpoint.PreviousSecretHasPrefix(secrets.SealedPrefix)),
+			webhookendpoint.Or(
+				webhookendpoint.Not(webhookendpoint.PreviousSecretHasPrefix(secrets.SealedPrefix)),
+				webhookendpoint.PreviousSecretHasPrefix(secrets.LegacyPrefix),
+			),
 		),
 	)).All(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("seal webhook secrets: %w", err)
 	}
+	// reseal returns the value to store instead of v, if any.
+	reseal := func(v string) (string, bool) {
+		if !secrets.IsSealed(v) {
+			return box.Seal(v), true
+		}
+		if strings.HasPrefix(v, secrets.LegacyPrefix) {
+			if plain, err := box.Open(v); err == nil {
+				return box.Seal(plain), true
+			}
+		}
+		return "", false
+	}
 	n := 0
 	for _, ep := range eps {
 		u := s.db.WebhookEndpoint.UpdateOneID(ep.ID)
 		changed := false
-		if !secrets.IsSealed(ep.Secret) {
-			u.SetSecret(s.seal(ep.Secret))
+		if v, ok := reseal(ep.Secret); ok {
+			u.SetSecret(v)
 			changed = true
 		}
-		if ep.PreviousSecret != "" && !secrets.IsSealed(ep.PreviousSecret) {
-			u.SetPreviousSecret(s.seal(ep.PreviousSecret))
-			changed = true
+		if ep.PreviousSecret != "" {
+			if v, ok := reseal(ep.PreviousSecret); ok {
+				u.SetPreviousSecret(v)
+				changed = true
+			}
 		}
 		if !changed {
 			continue
@@ -257,6 +279,41 @@ func (s *Service) SealWebhookSecrets(ctx context.Context) (int, error) {
 		n++
 	}
 	return n, nil
+}
+
+// UnopenableSecrets is what a start finds of the endpoints whose signing
+// secret does not open with the server's secret: how many, of how many,
+// and the first few ids.
+type UnopenableSecrets struct {
+	Count, Total int
+	First        []*ent.WebhookEndpoint // with their owners
+}
+
+// UnopenableWebhookSecrets counts the endpoints whose signing secret does
+// not open with this server's secret (SECRET_KEY changed or lost since it
+// was sealed), and names up to first of them, oldest first. It opens
+// nothing: a sealed value names its key (secrets.Box.Prefix), so this is
+// a count in the database, run after SealWebhookSecrets has given every
+// value that opens the current format.
+func (s *Service) UnopenableWebhookSecrets(ctx context.Context, first int) (UnopenableSecrets, error) {
+	var out UnopenableSecrets
+	if s.opts.SecretBox == nil {
+		return out, nil
+	}
+	ctx = privacy.DecisionContext(ctx, privacy.Allow)
+	q := s.db.WebhookEndpoint.Query().Where(webhookendpoint.Not(webhookendpoint.SecretHasPrefix(s.opts.SecretBox.Prefix())))
+	var err error
+	if out.Count, err = q.Clone().Count(ctx); err != nil {
+		return out, fmt.Errorf("count webhooks whose secret does not open: %w", err)
+	}
+	if out.Total, err = s.db.WebhookEndpoint.Query().Count(ctx); err != nil || out.Count == 0 {
+		return out, err
+	}
+	out.First, err = q.Order(webhookendpoint.ByCreatedAt(), webhookendpoint.ByID()).Limit(first).WithOwner().All(ctx)
+	if err != nil {
+		return out, fmt.Errorf("list webhooks whose secret does not open: %w", err)
+	}
+	return out, nil
 }
 
 // UpdateWebhook changes the fields present in the input. Turning an endpoint
@@ -341,31 +398,70 @@ func (s *Service) DeleteWebhook(ctx context.Context, id string) error {
 }
 
 // RotateWebhookSecret gives an endpoint a new secret; the old one keeps
-// signing beside it for SecretRotationGrace. The returned endpoint carries the
-// new secret: show it now, never again.
+// signing beside it for SecretRotationGrace, unless it does not open with
+// this server's secret (SECRET_KEY changed: the reason to rotate), when it
+// is dropped. A rotation is also the fix for that case, so it clears the
+// endpoint's circuit breaker and makes the deliveries that failed unsent for
+// want of the secret due now. The returned endpoint carries the new secret:
+// show it now, never again.
 func (s *Service) RotateWebhookSecret(ctx context.Context, id string) (*ent.WebhookEndpoint, error) {
 	if _, err := requireViewer(ctx); err != nil {
 		return nil, err
 	}
 	var ep *ent.WebhookEndpoint
 	secret := webhook.NewSecret()
+	unblocked := 0
 	err := s.withTx(ctx, func(tx *ent.Tx) error {
 		cur, err := s.webhook(ctx, tx.Client(), id)
 		if err != nil {
 			return err
 		}
-		ep, err = tx.WebhookEndpoint.UpdateOne(cur).
-			SetPreviousSecret(cur.Secret).
-			SetPreviousSecretExpiresAt(time.Now().UTC().Add(SecretRotationGrace).Truncate(time.Microsecond)).
+		now := time.Now().UTC().Truncate(time.Microsecond)
+		u := tx.WebhookEndpoint.UpdateOne(cur).
 			SetSecret(s.seal(secret)).
-			Save(ctx)
-		return err
+			SetConsecutiveFailures(0).
+			ClearBackoffUntil()
+		if s.opens(cur.Secret) {
+			u.SetPreviousSecret(cur.Secret).SetPreviousSecretExpiresAt(now.Add(SecretRotationGrace))
+		} else {
+			u.ClearPreviousSecret().ClearPreviousSecretExpiresAt()
+		}
+		if ep, err = u.Save(ctx); err != nil {
+			return err
+		}
+		// Deliveries are the dispatcher's rows: the viewer's right to them
+		// is the right to the endpoint, checked just above.
+		unblocked, err = tx.Delivery.Update().
+			Where(
+				delivery.EndpointID(cur.ID),
+				delivery.StateEQ(delivery.StatePending),
+				delivery.LastError(webhook.SecretUnopenable),
+				delivery.Or(delivery.ClaimedUntilIsNil(), delivery.ClaimedUntilLT(now)),
+			).
+			SetNextAttemptAt(now).
+			Save(system(ctx))
+		if err != nil {
+			return fmt.Errorf("requeue deliveries: %w", err)
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("rotate webhook secret: %w", err)
 	}
+	if unblocked > 0 || ep.Active {
+		s.wakeDispatcher() // the breaker is clear: deliveries may be due
+	}
 	ep.Secret = secret // shown once; stored sealed
 	return ep, nil
+}
+
+// opens reports whether a stored secret opens with this server's secret.
+func (s *Service) opens(stored string) bool {
+	if s.opts.SecretBox == nil {
+		return true
+	}
+	_, err := s.opts.SecretBox.Open(stored)
+	return err == nil
 }
 
 // ListDeliveries returns one page of an endpoint's delivery log, newest

@@ -83,6 +83,10 @@ type Options struct {
 	// Secrets opens the endpoints' signing secrets, which the database
 	// holds sealed (internal/secrets); nil takes them as stored.
 	Secrets *secrets.Box
+	// SecretLogEvery is how often, at most, an endpoint whose secret does
+	// not open (SECRET_KEY changed) is logged again while its deliveries
+	// keep failing. Default 15m.
+	SecretLogEvery time.Duration
 	// Logger receives the dispatcher's warnings. Default slog.Default().
 	Logger *slog.Logger
 	// Metrics receives the dispatcher's series; nil: not exported.
@@ -112,6 +116,19 @@ type Dispatcher struct {
 	// swept is when held deliveries were last expired (the dispatcher's
 	// clock); only Run's goroutine touches it.
 	swept time.Time
+
+	// secretLogged is when each endpoint whose secret does not open was
+	// last logged, so that a backlog logs a line per endpoint now and then,
+	// not one per delivery.
+	secretMu     sync.Mutex
+	secretLogged map[string]secretLog
+}
+
+// secretLog is the last line logged for an endpoint whose secret does not
+// open, and the attempts failed since.
+type secretLog struct {
+	at     time.Time
+	failed int
 }
 
 // New returns a dispatcher over client; dialect is "postgres" or "sqlite"
@@ -171,6 +188,9 @@ func New(client *ent.Client, dialect string, guard *Guard, opts Options) *Dispat
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	if opts.SecretLogEvery <= 0 {
+		opts.SecretLogEvery = 15 * time.Minute
+	}
 	return &Dispatcher{
 		db:         client,
 		skipLocked: dialect == "postgres",
@@ -185,6 +205,8 @@ func New(client *ent.Client, dialect string, guard *Guard, opts Options) *Dispat
 		metrics: newMetrics(opts.Metrics, client),
 		wake:    make(chan struct{}, 1),
 		freed:   make(chan struct{}, 1),
+
+		secretLogged: map[string]secretLog{},
 	}
 }
 
@@ -501,7 +523,18 @@ type result struct {
 	header   http.Header
 	err      error
 	duration time.Duration
+	// unopenable: the endpoint's secret does not open with this server's
+	// SECRET_KEY, so nothing was sent. The failure is the server's, not the
+	// receiver's: it does not count against the endpoint's breaker.
+	unopenable bool
 }
+
+// SecretUnopenable is the error an attempt records when the endpoint's
+// signing secret does not open with the server's SECRET_KEY (it was changed
+// or lost since the secret was sealed): nothing was sent. Rotating the
+// secret makes such deliveries due again.
+const SecretUnopenable = "webhook secret cannot be opened: SECRET_KEY changed; not sent " +
+	"(restore the previous SECRET_KEY, or rotate the secret: POST /v1/webhooks/{id}/rotate-secret)"
 
 // attempt sends one claimed delivery and records the result, or releases the
 // claim when shutdown cut the attempt short.
@@ -510,7 +543,7 @@ func (d *Dispatcher) attempt(ctx, sendCtx context.Context, dl *ent.Delivery) {
 	// Recording outlives shutdown: an attempt that was made is written down.
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	if res.err != nil && sendCtx.Err() != nil {
+	if res.err != nil && !res.unopenable && sendCtx.Err() != nil {
 		if err := d.release(rctx, dl.ID); err != nil {
 			d.log.WarnContext(rctx, "release delivery", "delivery", dl.ID, "err", err)
 		}
@@ -519,6 +552,40 @@ func (d *Dispatcher) attempt(ctx, sendCtx context.Context, dl *ent.Delivery) {
 	if err := d.record(rctx, dl, res); err != nil {
 		d.log.WarnContext(rctx, "record delivery attempt", "delivery", dl.ID, "err", err)
 	}
+	if res.unopenable {
+		d.metrics.unopenable.Inc()
+		d.logUnopenable(rctx, dl.EndpointID)
+	}
+}
+
+// logUnopenable says, at ERROR, that an endpoint's deliveries fail because
+// its secret does not open: at most once per SecretLogEvery per endpoint,
+// with the attempts failed since the last line.
+func (d *Dispatcher) logUnopenable(ctx context.Context, endpointID string) {
+	now := d.now()
+	d.secretMu.Lock()
+	last, seen := d.secretLogged[endpointID]
+	last.failed++
+	due := !seen || now.Sub(last.at) >= d.opts.SecretLogEvery
+	if due {
+		d.secretLogged[endpointID] = secretLog{at: now}
+		// Forget endpoints not logged for a while (rotated or deleted).
+		for id, l := range d.secretLogged {
+			if now.Sub(l.at) >= 2*d.opts.SecretLogEvery {
+				delete(d.secretLogged, id)
+			}
+		}
+	} else {
+		d.secretLogged[endpointID] = last
+	}
+	d.secretMu.Unlock()
+	if !due {
+		return
+	}
+	d.log.ErrorContext(ctx, "webhook deliveries fail unsent: the endpoint's signing secret does not open with this SECRET_KEY "+
+		"(changed or lost since it was sealed); restore the previous SECRET_KEY, or rotate the endpoint's secret "+
+		"with POST /v1/webhooks/{id}/rotate-secret and give the receiver the new one",
+		"endpoint", endpointID, "failed_attempts", last.failed, "next_log_within", d.opts.SecretLogEvery.String())
 }
 
 // send POSTs the event to the endpoint with the Standard Webhooks headers.
@@ -532,6 +599,9 @@ func (d *Dispatcher) send(ctx context.Context, ev *ent.Event, ep *ent.WebhookEnd
 	}
 	ts := d.now()
 	keys, err := signingSecrets(d.opts.Secrets, ep, ts)
+	if errors.Is(err, secrets.ErrOpen) {
+		return result{err: err, unopenable: true}
+	}
 	if err != nil {
 		return result{err: err}
 	}
@@ -585,11 +655,16 @@ func (d *Dispatcher) outcome(n int, res result, now time.Time) (string, time.Tim
 
 // describe is the attempt's error as the delivery log shows it.
 func (d *Dispatcher) describe(res result) string {
+	var refused *DialError
 	switch {
+	case res.unopenable:
+		return SecretUnopenable
 	case res.err == nil && res.status >= 200 && res.status < 300:
 		return ""
 	case res.err == nil:
 		return fmt.Sprintf("receiver answered %d %s", res.status, http.StatusText(res.status))
+	case errors.As(res.err, &refused):
+		return fmt.Sprintf("refused: the receiver's address %s is %s (%v)", refused.Addr, refused.Reason, ErrForbiddenAddress)
 	case errors.Is(res.err, ErrForbiddenAddress):
 		return "refused: the receiver's address is " + ErrForbiddenAddress.Error()
 	case errors.Is(res.err, context.DeadlineExceeded):
@@ -674,7 +749,12 @@ func (d *Dispatcher) record(ctx context.Context, dl *ent.Delivery, res result) (
 				return err
 			}
 		}
-	default:
+	case OutcomeRetrying, OutcomeFailed:
+		// A secret this server cannot open is not the receiver's failure:
+		// its breaker and its share of the slots stay as they were.
+		if res.unopenable {
+			break
+		}
 		if tripped, err = d.countFailure(ctx, tx, dl.EndpointID, now); err != nil {
 			return err
 		}

@@ -163,8 +163,9 @@ func TestDispatcherRefusesRebound(t *testing.T) {
 		t.Fatal("no attempt recorded")
 	}
 	d := deliveries(t, env.App.DB.Client, epID)[0]
-	if d.State != delivery.StatePending || d.LastStatusCode != nil || !strings.Contains(d.LastError, "refused") {
-		t.Errorf("state %s, status %v, error %q; want a refused attempt", d.State, d.LastStatusCode, d.LastError)
+	if d.State != delivery.StatePending || d.LastStatusCode != nil || !strings.Contains(d.LastError, "refused") ||
+		!strings.Contains(d.LastError, "127.0.0.0/8 loopback") {
+		t.Errorf("state %s, status %v, error %q; want a refused attempt naming the block", d.State, d.LastStatusCode, d.LastError)
 	}
 	if len(rc.got) != 0 {
 		t.Errorf("the receiver was contacted %d times", len(rc.got))

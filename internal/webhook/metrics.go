@@ -29,6 +29,9 @@ type metrics struct {
 	outcomes map[string]*vm.Counter // by outcome
 	latency  *vm.PrometheusHistogram
 	trips    *vm.Counter
+	// unopenable counts attempts failed here, unsent, because the
+	// endpoint's secret does not open with SECRET_KEY.
+	unopenable *vm.Counter
 }
 
 // newMetrics makes the series in set (nil: not exported). Queue depths are
@@ -47,6 +50,11 @@ func newMetrics(set *vm.Set, client *ent.Client) *metrics {
 		// Failed attempts that made their endpoint back off (its failures in
 		// a row reached the breaker's threshold).
 		trips: set.NewCounter("itemsvc_webhook_breaker_trips_total"),
+		// Attempts that failed without being sent, the server's fault and
+		// not the receiver's: the endpoint's signing secret does not open
+		// with this SECRET_KEY (it changed). They do not count against the
+		// endpoint's breaker.
+		unopenable: set.NewCounter(`itemsvc_webhook_attempts_failed_locally_total{reason="secret_unopenable"}`),
 	}
 	for _, o := range []string{OutcomeSucceeded, OutcomeRetrying, OutcomeFailed, OutcomeDisabled} {
 		m.outcomes[o] = set.NewCounter(`itemsvc_webhook_deliveries_total{outcome="` + o + `"}`)
