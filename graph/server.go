@@ -3,6 +3,7 @@ package graph
 import (
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
@@ -29,6 +30,9 @@ type Options struct {
 	// WebSocket from a browser (CORS_ORIGINS' hosts); the server's own host
 	// is always allowed.
 	WebSocketOrigins []string
+	// RequestTimeout bounds every query and mutation, whatever its
+	// transport (REQUEST_TIMEOUT; deadline.go); zero bounds none.
+	RequestTimeout time.Duration
 }
 
 // queryCacheSize is how many parsed documents are kept: clients send the
@@ -69,6 +73,7 @@ func NewServer(svc *service.Service, opts Options) http.Handler {
 	srv.Use(costLimit{schema: es.Schema(), max: opts.MaxComplexity, anonymousIntrospection: opts.AnonymousIntrospection,
 		prices: new(serial.Memo[*cost])})
 	srv.AroundOperations(withCountsOnce)
+	srv.AroundOperations(operationDeadline(opts.RequestTimeout))
 	p := presenter{log: opts.Logger, schema: es.Schema()}
 	srv.AroundOperations(endWithError(p))
 	srv.SetErrorPresenter(p.present)

@@ -204,6 +204,7 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, db *databas
 				MaxComplexity:          cfg.GraphQLMaxComplexity,
 				AnonymousIntrospection: cfg.Playground,
 				WebSocketOrigins:       originHosts(cfg.CORSOrigins),
+				RequestTimeout:         cfg.RequestTimeout,
 				Logger:                 log,
 			})
 			graph.Mount(e, gql, graph.MountOptions{
