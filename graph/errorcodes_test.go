@@ -49,7 +49,7 @@ func TestEveryErrorHasCode(t *testing.T) {
 		{"DELETE", testutil.Request{Method: "DELETE", Path: "/graphql", Token: env.Alice.Token}, 405, []string{"METHOD_NOT_ALLOWED"}, "", "GET, POST"},
 		{"body not JSON media type", testutil.Request{Method: "POST", Path: "/graphql", Token: env.Alice.Token, Body: "query=x", Headers: map[string]string{"Content-Type": "text/plain"}}, 415, []string{"UNSUPPORTED_MEDIA_TYPE"}, "", ""},
 		{"body without Content-Type is JSON", testutil.Request{Method: "POST", Path: "/graphql", Token: env.Alice.Token, Body: `{"query":"{ nope }"}`, Headers: map[string]string{"Content-Type": ""}}, 422, []string{"VALIDATION_ERROR"}, "", ""},
-		{"body is not JSON", testutil.Request{Method: "POST", Path: "/graphql", Token: env.Alice.Token, Body: `{"query":`}, 400, []string{"VALIDATION_ERROR"}, "", ""},
+		{"body is not JSON", testutil.Request{Method: "POST", Path: "/graphql", Token: env.Alice.Token, Body: `{"query":`}, 400, []string{"VALIDATION_ERROR"}, "body", ""},
 		{"body over 1 MiB", testutil.Request{Method: "POST", Path: "/graphql", Token: env.Alice.Token, Body: `{"query":"` + strings.Repeat(" ", 1<<20) + `{ me { id } }"}`}, 413, []string{"PAYLOAD_TOO_LARGE"}, "", ""},
 		{"GET variables not JSON", get("query=" + q(`query($id: ID!) { item(id: $id) { id } }`) + "&variables=" + q("{")), 400, []string{"VALIDATION_ERROR"}, "variables", ""},
 		{"GET variables not an object", get("query=" + q(`query($id: ID!) { item(id: $id) { id } }`) + "&variables=" + q("[1]")), 400, []string{"VALIDATION_ERROR"}, "variables", ""},

@@ -12,9 +12,9 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/errcode"
-	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/acme/itemsvc/graph/serial"
+	"github.com/acme/itemsvc/internal/apperr"
 )
 
 // postTransport is gqlgen's POST transport (transport.POST, same requests,
@@ -49,15 +49,12 @@ func (postTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gra
 	start := graphql.Now()
 	body, err := bodyBytes(r)
 	if err != nil {
-		writeResponse(w, exec.DispatchError(ctx, gqlerror.List{gqlerror.Errorf("could not read request body: %v", err)}))
+		writeRefusal(w, apperr.Validation("body", "could not be read"))
 		return
 	}
-	params := &graphql.RawParams{}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	if err := dec.Decode(params); err != nil {
-		w.WriteHeader(http.StatusBadRequest)
-		writeResponse(w, exec.DispatchError(ctx, gqlerror.List{gqlerror.Errorf("json request body could not be decoded: %v body:%s", err, body)}))
+	params, refused := decodeParams(body)
+	if refused != nil {
+		writeRefusal(w, refused)
 		return
 	}
 	params.Headers = r.Header

@@ -59,7 +59,7 @@ func NewServer(svc *service.Service, opts Options) http.Handler {
 	es := generated.NewExecutableSchema(generated.Config{Resolvers: NewResolver(svc)})
 	srv := handler.New(es)
 	srv.AddTransport(getTransport{})
-	srv.AddTransport(transport.SSE{KeepAlivePingInterval: keepAlive}) // before POST, which would take its requests
+	srv.AddTransport(sseTransport{transport.SSE{KeepAlivePingInterval: keepAlive}}) // before POST, which would take its requests
 	srv.AddTransport(postTransport{})
 	srv.AddTransport(websocketTransport(svc, opts.WebSocketOrigins))
 	srv.AddTransport(unsupported{}) // last: it takes whatever the others do not
