@@ -36,22 +36,34 @@ type getTransport struct{ transport.GET }
 // value is the response writer whose status a refusal sets.
 type overGETKey struct{}
 
-// Do implements graphql.Transport.
+// Do implements graphql.Transport: gqlgen's GET, with the refusals coded
+// and the statuses of execute.
 func (t getTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	contentType := responseMediaType(r.Header.Get("Accept"))
+	w.Header().Set("Content-Type", contentType)
+	start := graphql.Now()
 	q, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
 		writeRefusal(w, apperr.Validation("query", "the query string does not parse: "+err.Error()))
 		return
 	}
-	for _, p := range []string{"variables", "extensions"} {
-		var obj map[string]any
-		if v := q.Get(p); v != "" && json.Unmarshal([]byte(v), &obj) != nil {
-			writeRefusal(w, apperr.Validation(p, "must be a JSON object"))
-			return
+	params := &graphql.RawParams{Query: q.Get("query"), OperationName: q.Get("operationName"), Headers: r.Header}
+	for _, p := range []struct {
+		name string
+		into *map[string]any
+	}{{"variables", &params.Variables}, {"extensions", &params.Extensions}} {
+		if v := q.Get(p.name); v != "" {
+			dec := json.NewDecoder(strings.NewReader(v))
+			dec.UseNumber()
+			if dec.Decode(p.into) != nil {
+				writeRefusal(w, apperr.Validation(p.name, "must be a JSON object"))
+				return
+			}
 		}
 	}
+	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
 	sw := &statusOverride{ResponseWriter: w}
-	t.GET.Do(sw, r.WithContext(context.WithValue(r.Context(), overGETKey{}, sw)), exec)
+	execute(context.WithValue(r.Context(), overGETKey{}, sw), sw, exec, params, contentType)
 }
 
 // statusOverride writes status instead of the one gqlgen chooses, once set.
@@ -69,15 +81,24 @@ func (w *statusOverride) WriteHeader(code int) {
 }
 
 // writeRefusal answers err GraphQL-shaped with its HTTP status, in the
-// media type a transport chose already (else application/json).
+// media type a transport chose already (else application/json); under
+// application/graphql-response+json without a data entry, as every
+// request error there.
 func writeRefusal(w http.ResponseWriter, e *apperr.Error) {
 	ext := map[string]any{"code": e.Code}
 	for k, v := range e.Details {
 		ext[k] = v
 	}
-	b, _ := json.Marshal(graphql.Response{Errors: gqlerror.List{{Message: e.Message, Extensions: ext}}})
-	if w.Header().Get("Content-Type") == "" {
+	errs := gqlerror.List{{Message: e.Message, Extensions: ext}}
+	var b []byte
+	switch w.Header().Get("Content-Type") {
+	case "":
 		w.Header().Set("Content-Type", mediaJSON)
+		fallthrough
+	case mediaJSON:
+		b, _ = json.Marshal(graphql.Response{Errors: errs})
+	default:
+		b, _ = json.Marshal(requestError{Errors: errs})
 	}
 	w.WriteHeader(e.Status())
 	_, _ = w.Write(b)
