@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	stdsql "database/sql"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -21,40 +22,91 @@ import (
 	"github.com/acme/itemsvc/internal/testutil"
 )
 
-// untilDeadline is a name prefix whose item reads do not return before their
-// context ends: the slowest query there is, on SQLite and PostgreSQL alike,
-// without seeding a table big enough to outlast the deadline on either.
-const untilDeadline = "read-until-the-deadline"
+// untilDeadline is a name whose statements do not return before their
+// context ends: the slowest read or write there is, on SQLite and PostgreSQL
+// alike, without seeding a table big enough to outlast the deadline on
+// either.
+const untilDeadline = "wait-for-the-deadline"
 
-// slowReads wraps the database driver: a read with untilDeadline among its
-// arguments waits for its context to end and fails as the driver does then.
-// Every other statement goes to the real database.
-type slowReads struct{ dialect.Driver }
+// slowStatements wraps the database driver: a statement with untilDeadline
+// in one of its arguments waits for its context to end and fails as the
+// driver does then. Every other statement goes to the real database.
+type slowStatements struct{ dialect.Driver }
+
+// waits reports a statement of untilDeadline, once its context has ended.
+func waits(ctx context.Context, args any) bool {
+	list, _ := args.([]any)
+	for _, a := range list {
+		if s, ok := a.(string); ok && strings.Contains(s, untilDeadline) {
+			<-ctx.Done()
+			return true
+		}
+	}
+	return false
+}
 
 // Query implements dialect.Driver.
-func (d slowReads) Query(ctx context.Context, query string, args, v any) error {
-	if list, ok := args.([]any); ok {
-		for _, a := range list {
-			if s, ok := a.(string); ok && strings.Contains(s, untilDeadline) {
-				<-ctx.Done()
-				return ctx.Err()
-			}
-		}
+func (d slowStatements) Query(ctx context.Context, query string, args, v any) error {
+	if waits(ctx, args) {
+		return ctx.Err()
 	}
 	return d.Driver.Query(ctx, query, args, v)
 }
 
+// Tx implements dialect.Driver: the statements of a mutation's
+// transaction wait too.
+func (d slowStatements) Tx(ctx context.Context) (dialect.Tx, error) {
+	tx, err := d.Driver.Tx(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return slowTx{tx}, nil
+}
+
+type slowTx struct{ dialect.Tx }
+
+// Exec implements dialect.Tx.
+func (t slowTx) Exec(ctx context.Context, query string, args, v any) error {
+	if waits(ctx, args) {
+		return ctx.Err()
+	}
+	return t.Tx.Exec(ctx, query, args, v)
+}
+
+// Query implements dialect.Tx.
+func (t slowTx) Query(ctx context.Context, query string, args, v any) error {
+	if waits(ctx, args) {
+		return ctx.Err()
+	}
+	return t.Tx.Query(ctx, query, args, v)
+}
+
+// QueryContext and ExecContext pass on the statements the item hooks write
+// without ent's builders.
+func (t slowTx) QueryContext(ctx context.Context, query string, args ...any) (*stdsql.Rows, error) {
+	return t.Tx.(interface {
+		QueryContext(context.Context, string, ...any) (*stdsql.Rows, error)
+	}).QueryContext(ctx, query, args...)
+}
+
+// ExecContext: see QueryContext.
+func (t slowTx) ExecContext(ctx context.Context, query string, args ...any) (stdsql.Result, error) {
+	return t.Tx.(interface {
+		ExecContext(context.Context, string, ...any) (stdsql.Result, error)
+	}).ExecContext(ctx, query, args...)
+}
+
 // TestDeadlineEveryTransport: REQUEST_TIMEOUT bounds a query whatever
 // carries it (POST, GET asking for an event stream, POST answered as
-// Server-Sent Events, graphql-ws): each fails with UNAVAILABLE, reason
-// timeout. A subscription opened before them, over SSE and over
+// Server-Sent Events, graphql-ws), and a mutation likewise (POST, SSE,
+// graphql-ws): each fails with UNAVAILABLE, reason timeout. A subscription opened before them, over SSE and over
 // graphql-ws, outlives the deadline and still delivers.
 func TestDeadlineEveryTransport(t *testing.T) {
 	const timeout = 500 * time.Millisecond
 	env := testutil.New(t,
 		testutil.WithConfig(func(c *config.Config) { c.RequestTimeout = timeout }),
 		testutil.WithAppOptions(func(o *app.Options) {
-			o.WrapDriver = func(d dialect.Driver) dialect.Driver { return slowReads{d} }
+			o.WrapDriver = func(d dialect.Driver) dialect.Driver { return slowStatements{d} }
 		}))
 	env.App.Start(context.Background())
 	srv := httptest.NewServer(env.App.Handler)
@@ -67,6 +119,7 @@ func TestDeadlineEveryTransport(t *testing.T) {
 	opened := time.Now()
 
 	query := `{ items(where: {nameHasPrefix: "` + untilDeadline + `"}) { totalCount edges { node { id } } } }`
+	mutation := `mutation { createItem(input: {name: "` + untilDeadline + `"}) { id } }`
 	for _, c := range []struct {
 		name string
 		run  func(t *testing.T) []gqlError
@@ -82,6 +135,15 @@ func TestDeadlineEveryTransport(t *testing.T) {
 		}},
 		{"graphql-ws", func(t *testing.T) []gqlError {
 			return wsOperation(t, srv, env.Alice.Token, query)
+		}},
+		{"mutation, POST", func(t *testing.T) []gqlError {
+			return httpOperation(t, srv, "POST", mutation, env.Alice.Token, "application/json")
+		}},
+		{"mutation, SSE", func(t *testing.T) []gqlError {
+			return httpOperation(t, srv, "POST", mutation, env.Alice.Token, "text/event-stream")
+		}},
+		{"mutation, graphql-ws", func(t *testing.T) []gqlError {
+			return wsOperation(t, srv, env.Alice.Token, mutation)
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
