@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
-	"strings"
 )
 
 // Redacted replaces a secret in a log line.
@@ -41,32 +40,48 @@ func Redact(s string) string {
 	return s
 }
 
-// mayHoldSecret is a cheap test that spares almost every line the regular
-// expressions: each secret has one of these markers.
+// mayHoldSecret is a cheap test, one pass over s, that spares almost every
+// line the regular expressions: each secret has one of these markers.
 func mayHoldSecret(s string) bool {
-	return strings.Contains(s, "sk_") || strings.Contains(s, "whsec_") || strings.Contains(s, "eyJ") ||
-		containsFold(s, "bearer") || containsFold(s, "access")
-}
-
-// containsFold reports whether s holds the lowercase ASCII word w in any
-// case, without the copy strings.ToLower would make.
-func containsFold(s, w string) bool {
-	for i := 0; i+len(w) <= len(s); i++ {
-		j := 0
-		for ; j < len(w); j++ {
-			c := s[i+j]
-			if 'A' <= c && c <= 'Z' {
-				c += 'a' - 'A'
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '_':
+			if i >= 2 && s[i-2:i] == "sk" || i >= 5 && s[i-5:i] == "whsec" {
+				return true
 			}
-			if c != w[j] {
-				break
+		case 'J':
+			if i >= 2 && s[i-2:i] == "ey" {
+				return true
 			}
-		}
-		if j == len(w) {
-			return true
+		case 'b', 'B':
+			if hasPrefixFold(s[i:], "bearer") {
+				return true
+			}
+		case 'a', 'A':
+			if hasPrefixFold(s[i:], "access") {
+				return true
+			}
 		}
 	}
 	return false
+}
+
+// hasPrefixFold reports whether s begins with the lowercase ASCII word w
+// in any case, without the copy strings.ToLower would make.
+func hasPrefixFold(s, w string) bool {
+	if len(s) < len(w) {
+		return false
+	}
+	for j := 0; j < len(w); j++ {
+		c := s[j]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != w[j] {
+			return false
+		}
+	}
+	return true
 }
 
 // redactor is a slog.Handler that redacts the message and every attribute
