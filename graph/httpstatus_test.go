@@ -3,6 +3,7 @@ package graph_test
 import (
 	"encoding/json"
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/acme/itemsvc/internal/config"
@@ -16,7 +17,9 @@ import (
 // application/json) and 400 with no data entry under
 // application/graphql-response+json; a request that is not one (no query,
 // a body that is not JSON) is 400 under both; a refusal with a REST status
-// of its own keeps it under both. Every error keeps its contract code.
+// of its own keeps it under both, whether gqlgen or the shared middleware
+// (a bad token, a media type) refused it. Every error keeps its contract
+// code.
 func TestHTTPStatusRules(t *testing.T) {
 	env := testutil.New(t, testutil.WithConfig(func(c *config.Config) { c.GraphQLMaxComplexity = 300 }))
 	const (
@@ -62,6 +65,10 @@ func TestHTTPStatusRules(t *testing.T) {
 		{"over the complexity, graphql-response", post(gqlType, alice, map[string]any{"query": "{ items(first: 100) { edges { node { id name description } } } }"}), 400, "COMPLEXITY_LIMIT_EXCEEDED", gqlType, false},
 		{"anonymous data query, json", post(jsonType, "", map[string]any{"query": "{ me { id } }"}), 401, "UNAUTHORIZED", jsonType, true},
 		{"anonymous data query, graphql-response", post(gqlType, "", map[string]any{"query": "{ me { id } }"}), 401, "UNAUTHORIZED", gqlType, false},
+		{"bad token, json", post(jsonType, "not.a.token", map[string]any{"query": "{ me { id } }"}), 401, "UNAUTHORIZED", jsonType, true},
+		{"bad token, graphql-response", post(gqlType, "not.a.token", map[string]any{"query": "{ me { id } }"}), 401, "UNAUTHORIZED", gqlType, false},
+		{"body not JSON media type, graphql-response", testutil.Request{Method: "POST", Path: "/graphql", Token: alice, Body: "query=x",
+			Headers: map[string]string{"Content-Type": "text/plain", "Accept": gqlType}}, 415, "UNSUPPORTED_MEDIA_TYPE", gqlType, false},
 		{"mutation over GET, graphql-response", get(gqlType, `mutation { deleteItem(id: "item_x") }`), 405, "METHOD_NOT_ALLOWED", gqlType, false},
 		{"a field that fails, graphql-response", post(gqlType, alice, map[string]any{"query": `{ item(id: "item_01m80rv1h8d119v06vwk93e0ze") { id } }`}), 200, "NOT_FOUND", gqlType, true},
 		{"ok, graphql-response", post(gqlType, alice, map[string]any{"query": "{ me { id } }"}), 200, "", gqlType, true},
@@ -75,7 +82,7 @@ func TestHTTPStatusRules(t *testing.T) {
 			if res.Status != c.status {
 				t.Errorf("status %d, want %d: %s", res.Status, c.status, res.Body)
 			}
-			if got := res.Header.Get("Content-Type"); got != c.media {
+			if got := res.Header.Get("Content-Type"); !strings.HasPrefix(got, c.media) {
 				t.Errorf("Content-Type %q, want %q", got, c.media)
 			}
 			if _, ok := body["data"]; ok != c.data {

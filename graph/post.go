@@ -16,6 +16,7 @@ import (
 
 	"github.com/acme/itemsvc/graph/serial"
 	"github.com/acme/itemsvc/internal/apperr"
+	"github.com/acme/itemsvc/rest"
 )
 
 // postTransport is gqlgen's POST transport (transport.POST, same requests,
@@ -29,8 +30,8 @@ type postTransport struct{}
 var _ graphql.Transport = postTransport{}
 
 const (
-	mediaJSON            = "application/json"
-	mediaGraphQLResponse = "application/graphql-response+json"
+	mediaJSON            = rest.MediaJSON
+	mediaGraphQLResponse = rest.MediaGraphQLResponse
 )
 
 // Supports implements graphql.Transport.
@@ -115,27 +116,10 @@ func writeRequestError(w io.Writer, resp *graphql.Response) {
 	_, _ = w.Write(b)
 }
 
-// responseMediaType is transport.POST's choice of response media type by
-// the Accept header: application/json unless the client asks for the
-// GraphQL response type, or names neither.
-func responseMediaType(accept string) string {
-	if accept == "" {
-		return mediaJSON
-	}
-	for part := range strings.SplitSeq(accept, ",") {
-		mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
-		if err != nil {
-			continue
-		}
-		switch mt {
-		case "*/*", "application/*", mediaJSON:
-			return mediaJSON
-		case mediaGraphQLResponse:
-			return mediaGraphQLResponse
-		}
-	}
-	return mediaGraphQLResponse
-}
+// responseMediaType is the response media type of a request by its Accept
+// header (rest.GraphQLMediaType, which the refusals of the shared
+// middleware answer in too).
+func responseMediaType(accept string) string { return rest.GraphQLMediaType(accept) }
 
 // writeResponse writes resp as json.Marshal would, in the same member
 // order, but with the data copied as it is: the executor wrote it as JSON.
