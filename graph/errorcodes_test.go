@@ -3,6 +3,7 @@ package graph_test
 import (
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 
@@ -48,12 +49,12 @@ func TestEveryErrorHasCode(t *testing.T) {
 		{"PUT", testutil.Request{Method: "PUT", Path: "/graphql", Token: env.Alice.Token, Body: map[string]any{"query": "{ me { id } }"}}, 405, []string{"METHOD_NOT_ALLOWED"}, "", "GET, POST"},
 		{"DELETE", testutil.Request{Method: "DELETE", Path: "/graphql", Token: env.Alice.Token}, 405, []string{"METHOD_NOT_ALLOWED"}, "", "GET, POST"},
 		{"body not JSON media type", testutil.Request{Method: "POST", Path: "/graphql", Token: env.Alice.Token, Body: "query=x", Headers: map[string]string{"Content-Type": "text/plain"}}, 415, []string{"UNSUPPORTED_MEDIA_TYPE"}, "", ""},
-		{"body without Content-Type is JSON", testutil.Request{Method: "POST", Path: "/graphql", Token: env.Alice.Token, Body: `{"query":"{ nope }"}`, Headers: map[string]string{"Content-Type": ""}}, 422, []string{"VALIDATION_ERROR"}, "", ""},
-		{"body is not JSON", testutil.Request{Method: "POST", Path: "/graphql", Token: env.Alice.Token, Body: `{"query":`}, 400, []string{"VALIDATION_ERROR"}, "", ""},
+		{"body without Content-Type is JSON", testutil.Request{Method: "POST", Path: "/graphql", Token: env.Alice.Token, Body: `{"query":"{ nope }"}`, Headers: map[string]string{"Content-Type": ""}}, 200, []string{"VALIDATION_ERROR"}, "", ""},
+		{"body is not JSON", testutil.Request{Method: "POST", Path: "/graphql", Token: env.Alice.Token, Body: `{"query":`}, 400, []string{"VALIDATION_ERROR"}, "body", ""},
 		{"body over 1 MiB", testutil.Request{Method: "POST", Path: "/graphql", Token: env.Alice.Token, Body: `{"query":"` + strings.Repeat(" ", 1<<20) + `{ me { id } }"}`}, 413, []string{"PAYLOAD_TOO_LARGE"}, "", ""},
 		{"GET variables not JSON", get("query=" + q(`query($id: ID!) { item(id: $id) { id } }`) + "&variables=" + q("{")), 400, []string{"VALIDATION_ERROR"}, "variables", ""},
 		{"GET variables not an object", get("query=" + q(`query($id: ID!) { item(id: $id) { id } }`) + "&variables=" + q("[1]")), 400, []string{"VALIDATION_ERROR"}, "variables", ""},
-		{"GET without a query", get(""), 422, []string{"VALIDATION_ERROR"}, "", ""},
+		{"GET without a query", get(""), 400, []string{"VALIDATION_ERROR"}, "query", ""},
 		{"GET asking to upgrade", testutil.Request{Method: "GET", Path: "/graphql?query=" + q("{ me { id } }"), Token: env.Alice.Token, Headers: map[string]string{"Upgrade": "websocket"}}, 400, []string{"VALIDATION_ERROR"}, "request", ""},
 
 		// Authentication and rate limits (before the operation runs).
@@ -61,15 +62,15 @@ func TestEveryErrorHasCode(t *testing.T) {
 		{"forged token", testutil.Request{Method: "POST", Path: "/graphql", Token: "not.a.token", Body: map[string]any{"query": "{ me { id } }"}}, 401, []string{"UNAUTHORIZED"}, "", ""},
 
 		// Parsing and validation.
-		{"does not parse", post(`{ me { id }`, nil), 422, []string{"VALIDATION_ERROR"}, "", ""},
-		{"unknown field", post(`{ nope }`, nil), 422, []string{"VALIDATION_ERROR"}, "", ""},
-		{"unknown operation name", testutil.Request{Method: "POST", Path: "/graphql", Token: env.Alice.Token, Body: map[string]any{"query": "query A { me { id } }", "operationName": "B"}}, 422, []string{"VALIDATION_ERROR"}, "", ""},
-		{"missing argument", post(`{ item { id } }`, nil), 422, []string{"VALIDATION_ERROR"}, "", ""},
-		{"bad enum literal", post(`{ items(where: {status: gone}) { totalCount } }`, nil), 422, []string{"VALIDATION_ERROR"}, "status", ""},
-		{"bad enum in an input", post(`mutation { createItem(input: {name: "n", status: gone}) { id } }`, nil), 422, []string{"VALIDATION_ERROR"}, "status", ""},
-		{"bad enum in a variable", post(`mutation($in: ItemInput!) { createItem(input: $in) { id } }`, map[string]any{"in": map[string]any{"name": "n", "status": "gone"}}), 422, []string{"VALIDATION_ERROR"}, "status", ""},
-		{"wrong scalar type", post(`{ items(first: "ten") { totalCount } }`, nil), 422, []string{"VALIDATION_ERROR"}, "first", ""},
-		{"missing variable", post(`query($id: ID!) { item(id: $id) { id } }`, nil), 422, []string{"VALIDATION_ERROR"}, "id", ""},
+		{"does not parse", post(`{ me { id }`, nil), 200, []string{"VALIDATION_ERROR"}, "", ""},
+		{"unknown field", post(`{ nope }`, nil), 200, []string{"VALIDATION_ERROR"}, "", ""},
+		{"unknown operation name", testutil.Request{Method: "POST", Path: "/graphql", Token: env.Alice.Token, Body: map[string]any{"query": "query A { me { id } }", "operationName": "B"}}, 200, []string{"VALIDATION_ERROR"}, "", ""},
+		{"missing argument", post(`{ item { id } }`, nil), 200, []string{"VALIDATION_ERROR"}, "", ""},
+		{"bad enum literal", post(`{ items(where: {status: gone}) { totalCount } }`, nil), 200, []string{"VALIDATION_ERROR"}, "status", ""},
+		{"bad enum in an input", post(`mutation { createItem(input: {name: "n", status: gone}) { id } }`, nil), 200, []string{"VALIDATION_ERROR"}, "status", ""},
+		{"bad enum in a variable", post(`mutation($in: ItemInput!) { createItem(input: $in) { id } }`, map[string]any{"in": map[string]any{"name": "n", "status": "gone"}}), 200, []string{"VALIDATION_ERROR"}, "status", ""},
+		{"wrong scalar type", post(`{ items(first: "ten") { totalCount } }`, nil), 200, []string{"VALIDATION_ERROR"}, "first", ""},
+		{"missing variable", post(`query($id: ID!) { item(id: $id) { id } }`, nil), 200, []string{"VALIDATION_ERROR"}, "id", ""},
 
 		// Limits.
 		{"depth", post(`{ me { items { edges { node { owner { items { totalCount } } } } } } }`, nil), 200, []string{"DEPTH_LIMIT_EXCEEDED"}, "", ""},
@@ -88,7 +89,7 @@ func TestEveryErrorHasCode(t *testing.T) {
 			[]string{"PERMISSION_DENIED", "NOT_FOUND", "PERMISSION_DENIED", "NOT_FOUND"}, "", ""},
 		{"users as a user", post(`{ users { totalCount } }`, nil), 200, []string{"PERMISSION_DENIED"}, "", ""},
 		{"invalid API key", testutil.Request{Method: "POST", Path: "/graphql", Body: map[string]any{"query": `mutation { login(apiKey: "sk_live_` + strings.Repeat("a", 40) + `") { accessToken } }`}}, 200, []string{"INVALID_API_KEY"}, "", ""},
-		{"errors capped", post(`{ `+strings.Repeat(`a: nope `, 30)+`}`, nil), 422, nil, "", ""},
+		{"errors capped", post(`{ `+strings.Repeat(`a: nope `, 30)+`}`, nil), 200, slices.Repeat([]string{"VALIDATION_ERROR"}, 20), "", ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

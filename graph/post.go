@@ -2,6 +2,7 @@ package graph
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,10 +12,11 @@ import (
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/99designs/gqlgen/graphql/errcode"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/acme/itemsvc/graph/serial"
+	"github.com/acme/itemsvc/internal/apperr"
+	"github.com/acme/itemsvc/rest"
 )
 
 // postTransport is gqlgen's POST transport (transport.POST, same requests,
@@ -28,8 +30,8 @@ type postTransport struct{}
 var _ graphql.Transport = postTransport{}
 
 const (
-	mediaJSON            = "application/json"
-	mediaGraphQLResponse = "application/graphql-response+json"
+	mediaJSON            = rest.MediaJSON
+	mediaGraphQLResponse = rest.MediaGraphQLResponse
 )
 
 // Supports implements graphql.Transport.
@@ -43,36 +45,50 @@ func (postTransport) Supports(r *http.Request) bool {
 
 // Do implements graphql.Transport.
 func (postTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
-	ctx := r.Context()
 	contentType := responseMediaType(r.Header.Get("Accept"))
 	w.Header().Set("Content-Type", contentType)
 	start := graphql.Now()
 	body, err := bodyBytes(r)
 	if err != nil {
-		writeResponse(w, exec.DispatchError(ctx, gqlerror.List{gqlerror.Errorf("could not read request body: %v", err)}))
+		writeRefusal(w, apperr.Validation("body", "could not be read"))
 		return
 	}
-	params := &graphql.RawParams{}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	if err := dec.Decode(params); err != nil {
-		w.WriteHeader(http.StatusBadRequest)
-		writeResponse(w, exec.DispatchError(ctx, gqlerror.List{gqlerror.Errorf("json request body could not be decoded: %v body:%s", err, body)}))
+	params, refused := decodeParams(body)
+	if refused != nil {
+		writeRefusal(w, refused)
 		return
 	}
 	params.Headers = r.Header
 	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
+	execute(r.Context(), w, exec, params, contentType)
+}
+
+// execute runs a GraphQL-over-HTTP request (GET's or POST's) and answers it
+// by the specification's status rules
+// (https://graphql.github.io/graphql-over-http/): a request that is not
+// one (no query) is 400; a document that does not parse or validate, or
+// variables that do not coerce, fail before execution, and answer 200 to a
+// client that accepts application/json (its errors are the response's to
+// carry), or 400 with no data entry under
+// application/graphql-response+json (whose status says it). A refusal
+// that has a status of its own on REST (401, 405, 429, 503) keeps it
+// either way (account.status, statusOverride). The errors carry the
+// contract's codes, as any other.
+func execute(ctx context.Context, w http.ResponseWriter, exec graphql.GraphExecutor, params *graphql.RawParams, contentType string) {
+	if strings.TrimSpace(params.Query) == "" {
+		writeRefusal(w, apperr.Validation("query", "is required: the GraphQL document to run"))
+		return
+	}
 	opCtx, errs := exec.CreateOperationContext(ctx, params)
 	if errs != nil {
-		status := http.StatusOK
-		if errcode.GetErrorKind(errs) == errcode.KindProtocol {
-			status = http.StatusUnprocessableEntity
-			if contentType == mediaGraphQLResponse {
-				status = http.StatusBadRequest
-			}
+		resp := exec.DispatchError(graphql.WithOperationContext(ctx, opCtx), errs)
+		if contentType == mediaGraphQLResponse {
+			w.WriteHeader(http.StatusBadRequest)
+			writeRequestError(w, resp)
+			return
 		}
-		w.WriteHeader(status)
-		writeResponse(w, exec.DispatchError(graphql.WithOperationContext(ctx, opCtx), errs))
+		w.WriteHeader(http.StatusOK)
+		writeResponse(w, resp)
 		return
 	}
 	responses, ctx := exec.DispatchOperation(ctx, opCtx)
@@ -91,27 +107,27 @@ func (postTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gra
 	serial.Release(resp.Data)
 }
 
-// responseMediaType is transport.POST's choice of response media type by
-// the Accept header: application/json unless the client asks for the
-// GraphQL response type, or names neither.
-func responseMediaType(accept string) string {
-	if accept == "" {
-		return mediaJSON
-	}
-	for part := range strings.SplitSeq(accept, ",") {
-		mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
-		if err != nil {
-			continue
-		}
-		switch mt {
-		case "*/*", "application/*", mediaJSON:
-			return mediaJSON
-		case mediaGraphQLResponse:
-			return mediaGraphQLResponse
-		}
-	}
-	return mediaGraphQLResponse
+// requestError is the response to a request error (one that failed before
+// execution) under application/graphql-response+json: without a data entry,
+// which the specification reserves for an operation that ran.
+type requestError struct {
+	Errors     gqlerror.List  `json:"errors"`
+	Extensions map[string]any `json:"extensions,omitempty"`
 }
+
+// writeRequestError writes resp as a requestError.
+func writeRequestError(w io.Writer, resp *graphql.Response) {
+	b, err := json.Marshal(requestError{Errors: resp.Errors, Extensions: resp.Extensions})
+	if err != nil {
+		panic(fmt.Errorf("marshal the response: %w", err))
+	}
+	_, _ = w.Write(b)
+}
+
+// responseMediaType is the response media type of a request by its Accept
+// header (rest.GraphQLMediaType, which the refusals of the shared
+// middleware answer in too).
+func responseMediaType(accept string) string { return rest.GraphQLMediaType(accept) }
 
 // writeResponse writes resp as json.Marshal would, in the same member
 // order, but with the data copied as it is: the executor wrote it as JSON.

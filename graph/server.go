@@ -33,6 +33,9 @@ type Options struct {
 	// WebSocketInitTimeout is how long a WebSocket may stay open without
 	// connection_init before it is closed 4408; 0: 10s. Tests shorten it.
 	WebSocketInitTimeout time.Duration
+	// RequestTimeout bounds every query and mutation, whatever its
+	// transport (REQUEST_TIMEOUT; deadline.go); zero bounds none.
+	RequestTimeout time.Duration
 }
 
 // queryCacheSize is how many parsed documents are kept: clients send the
@@ -59,7 +62,7 @@ func NewServer(svc *service.Service, opts Options) http.Handler {
 	es := generated.NewExecutableSchema(generated.Config{Resolvers: NewResolver(svc)})
 	srv := handler.New(es)
 	srv.AddTransport(getTransport{})
-	srv.AddTransport(transport.SSE{KeepAlivePingInterval: keepAlive}) // before POST, which would take its requests
+	srv.AddTransport(sseTransport{transport.SSE{KeepAlivePingInterval: keepAlive}}) // before POST, which would take its requests
 	srv.AddTransport(postTransport{})
 	srv.AddTransport(websocketTransport(svc, opts.WebSocketOrigins, opts.WebSocketInitTimeout))
 	srv.AddTransport(unsupported{}) // last: it takes whatever the others do not
@@ -74,6 +77,7 @@ func NewServer(svc *service.Service, opts Options) http.Handler {
 	srv.Use(costLimit{schema: es.Schema(), max: opts.MaxComplexity, anonymousIntrospection: opts.AnonymousIntrospection,
 		prices: new(serial.Memo[*cost])})
 	srv.AroundOperations(withCountsOnce)
+	srv.AroundOperations(operationDeadline(opts.RequestTimeout))
 	p := presenter{log: opts.Logger, schema: es.Schema()}
 	srv.AroundOperations(socketViewer)
 	srv.AroundOperations(endWithError(p))

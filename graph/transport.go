@@ -36,22 +36,34 @@ type getTransport struct{ transport.GET }
 // value is the response writer whose status a refusal sets.
 type overGETKey struct{}
 
-// Do implements graphql.Transport.
+// Do implements graphql.Transport: gqlgen's GET, with the refusals coded
+// and the statuses of execute.
 func (t getTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	contentType := responseMediaType(r.Header.Get("Accept"))
+	w.Header().Set("Content-Type", contentType)
+	start := graphql.Now()
 	q, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
 		writeRefusal(w, apperr.Validation("query", "the query string does not parse: "+err.Error()))
 		return
 	}
-	for _, p := range []string{"variables", "extensions"} {
-		var obj map[string]any
-		if v := q.Get(p); v != "" && json.Unmarshal([]byte(v), &obj) != nil {
-			writeRefusal(w, apperr.Validation(p, "must be a JSON object"))
-			return
+	params := &graphql.RawParams{Query: q.Get("query"), OperationName: q.Get("operationName"), Headers: r.Header}
+	for _, p := range []struct {
+		name string
+		into *map[string]any
+	}{{"variables", &params.Variables}, {"extensions", &params.Extensions}} {
+		if v := q.Get(p.name); v != "" {
+			dec := json.NewDecoder(strings.NewReader(v))
+			dec.UseNumber()
+			if dec.Decode(p.into) != nil {
+				writeRefusal(w, apperr.Validation(p.name, "must be a JSON object"))
+				return
+			}
 		}
 	}
+	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
 	sw := &statusOverride{ResponseWriter: w}
-	t.GET.Do(sw, r.WithContext(context.WithValue(r.Context(), overGETKey{}, sw)), exec)
+	execute(context.WithValue(r.Context(), overGETKey{}, sw), sw, exec, params, contentType)
 }
 
 // statusOverride writes status instead of the one gqlgen chooses, once set.
@@ -68,16 +80,73 @@ func (w *statusOverride) WriteHeader(code int) {
 	w.ResponseWriter.WriteHeader(code)
 }
 
-// writeRefusal answers err GraphQL-shaped with its HTTP status.
+// writeRefusal answers err GraphQL-shaped with its HTTP status, in the
+// media type a transport chose already (else application/json); under
+// application/graphql-response+json without a data entry, as every
+// request error there.
 func writeRefusal(w http.ResponseWriter, e *apperr.Error) {
 	ext := map[string]any{"code": e.Code}
 	for k, v := range e.Details {
 		ext[k] = v
 	}
-	b, _ := json.Marshal(graphql.Response{Errors: gqlerror.List{{Message: e.Message, Extensions: ext}}})
-	w.Header().Set("Content-Type", "application/json")
+	errs := gqlerror.List{{Message: e.Message, Extensions: ext}}
+	var b []byte
+	switch w.Header().Get("Content-Type") {
+	case "":
+		w.Header().Set("Content-Type", mediaJSON)
+		fallthrough
+	case mediaJSON:
+		b, _ = json.Marshal(graphql.Response{Errors: errs})
+	default:
+		b, _ = json.Marshal(requestError{Errors: errs})
+	}
 	w.WriteHeader(e.Status())
 	_, _ = w.Write(b)
+}
+
+// sseTransport is gqlgen's Server-Sent Events transport with the body
+// checked first: a body that is not a GraphQL request is refused with 400
+// VALIDATION_ERROR here, where gqlgen's would write it, raw, whole, to the
+// standard logger (log.Printf) and echo it in the response. What it passes
+// on decodes.
+type sseTransport struct{ transport.SSE }
+
+// Do implements graphql.Transport.
+func (t sseTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	body, err := bodyBytes(r)
+	if err != nil {
+		writeRefusal(w, apperr.Validation("body", "could not be read"))
+		return
+	}
+	if _, refused := decodeParams(body); refused != nil {
+		writeRefusal(w, refused)
+		return
+	}
+	r.Body = readBody{Reader: bytes.NewReader(body), data: body}
+	t.SSE.Do(w, r, exec)
+}
+
+// decodeParams reads a POST body as a GraphQL request, or says why it is
+// not one. The reason names what is wrong, never the body's text: a body
+// is the client's to know, not the response's or the log's to repeat.
+func decodeParams(body []byte) (*graphql.RawParams, *apperr.Error) {
+	params := &graphql.RawParams{}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if err := dec.Decode(params); err != nil {
+		reason := "is not JSON"
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) && typeErr.Field != "" {
+			return nil, apperr.Validation(typeErr.Field, "must not be a JSON "+typeErr.Value)
+		}
+		if len(bytes.TrimSpace(body)) == 0 {
+			reason = "is empty: send {\"query\": …}"
+		} else if errors.As(err, &typeErr) {
+			reason = "must be a JSON object {\"query\", \"variables\"?, \"operationName\"?, \"extensions\"?}"
+		}
+		return nil, apperr.Validation("body", reason)
+	}
+	return params, nil
 }
 
 // queriesOverGET refuses an operation other than a query over GET with

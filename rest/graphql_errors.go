@@ -1,6 +1,10 @@
 package rest
 
 import (
+	"encoding/json"
+	"mime"
+	"strings"
+
 	"github.com/gin-gonic/gin"
 
 	"github.com/acme/itemsvc/internal/apperr"
@@ -29,20 +33,65 @@ type graphqlFailure struct {
 	Data   any            `json:"data"`
 }
 
+// graphqlRequestError is a refusal under application/graphql-response+json:
+// no data entry, which the GraphQL-over-HTTP specification keeps for an
+// operation that ran.
+type graphqlRequestError struct {
+	Errors []graphqlError `json:"errors"`
+}
+
+// The response media types of GraphQL over HTTP.
+const (
+	MediaJSON            = "application/json"
+	MediaGraphQLResponse = "application/graphql-response+json"
+)
+
+// GraphQLMediaType chooses a GraphQL response's media type by the request's
+// Accept header, as gqlgen's POST transport does: application/json when the
+// header is absent or names it (or */*, application/*) before the GraphQL
+// response type; application/graphql-response+json when it names that
+// first, or neither.
+func GraphQLMediaType(accept string) string {
+	if accept == "" {
+		return MediaJSON
+	}
+	for part := range strings.SplitSeq(accept, ",") {
+		mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil {
+			continue
+		}
+		switch mt {
+		case "*/*", "application/*", MediaJSON:
+			return MediaJSON
+		case MediaGraphQLResponse:
+			return MediaGraphQLResponse
+		}
+	}
+	return MediaGraphQLResponse
+}
+
 type graphqlError struct {
 	Message    string         `json:"message"`
 	Extensions map[string]any `json:"extensions"`
 }
 
 // renderGraphQLError writes e as {"errors":[{message, extensions:{code,
-// …details}}],"data":null}.
+// …details}}],"data":null}, or, to a client that accepts
+// application/graphql-response+json, in that type without the data entry.
 func renderGraphQLError(c *gin.Context, e *apperr.Error) {
 	ext := make(map[string]any, len(e.Details)+1)
 	for k, v := range e.Details {
 		ext[k] = v
 	}
 	ext["code"] = e.Code
-	writeJSON(c, e.Status(), graphqlFailure{Errors: []graphqlError{{Message: e.Message, Extensions: ext}}})
+	errs := []graphqlError{{Message: e.Message, Extensions: ext}}
+	if GraphQLMediaType(c.GetHeader("Accept")) == MediaGraphQLResponse {
+		b, _ := json.Marshal(graphqlRequestError{Errors: errs})
+		c.Data(e.Status(), MediaGraphQLResponse, b)
+		c.Abort()
+		return
+	}
+	writeJSON(c, e.Status(), graphqlFailure{Errors: errs})
 }
 
 // Fail ends the request with err, rendered as on /v1, or GraphQL-shaped

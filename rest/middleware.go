@@ -129,7 +129,10 @@ func securityHeaders(c *gin.Context) {
 // deadline gives every request a context that ends after d, so that no
 // request holds a database connection longer: the driver cancels the query,
 // and the error renders as UNAVAILABLE with reason "timeout"
-// (apperr.FromRequest).
+// (apperr.FromRequest). The connection of a stream is spared (it must
+// outlive d); what runs over it keeps a deadline of its own: each database
+// read of an event stream (internal/events), each GraphQL query and mutation
+// (graph's operation deadline).
 func deadline(d time.Duration, streams []string) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		if d <= 0 || streaming(c, streams) {
@@ -144,9 +147,10 @@ func deadline(d time.Duration, streams []string) gin.HandlerFunc {
 }
 
 // streaming reports a request that opens a long-lived stream: the REST event
-// stream, or, on a route of streams (GraphQL), a WebSocket upgrade or a
-// request for Server-Sent Events. The deadline would end it; its database
-// queries keep theirs (internal/events).
+// stream, or, on a route of streams (GraphQL), a WebSocket upgrade or a POST
+// asking for Server-Sent Events, the two requests a stream can be opened
+// with. A GET asking for events opens none (GraphQL serves SSE over POST
+// only): it keeps its deadline, as a header alone must never lift it.
 func streaming(c *gin.Context, streams []string) bool {
 	route := c.FullPath()
 	if route == EventStreamPath {
@@ -156,6 +160,6 @@ func streaming(c *gin.Context, streams []string) bool {
 		return false
 	}
 	h := c.Request.Header
-	return strings.EqualFold(h.Get("Upgrade"), "websocket") ||
-		strings.Contains(h.Get("Accept"), "text/event-stream")
+	return c.Request.Method == http.MethodGet && strings.EqualFold(h.Get("Upgrade"), "websocket") ||
+		c.Request.Method == http.MethodPost && strings.Contains(h.Get("Accept"), "text/event-stream")
 }

@@ -52,7 +52,7 @@ func keysCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	// Quiet: the command's output is the key or the id, nothing else.
-	a, err := app.New(ctx, cfg, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})), app.Options{})
+	a, err := app.New(ctx, cfg, newLogger(stderr, slog.LevelWarn), app.Options{})
 	if err != nil {
 		return err
 	}

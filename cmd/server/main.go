@@ -22,6 +22,7 @@ import (
 	"syscall"
 
 	"github.com/acme/itemsvc/internal/config"
+	"github.com/acme/itemsvc/internal/logging"
 )
 
 const usage = `Usage: server <command> [flags]
@@ -94,7 +95,8 @@ func loadConfig(name string, args []string, stderr io.Writer, extra func(*flag.F
 	return cfg, fs, nil
 }
 
-// newLogger writes JSON lines at the configured level.
+// newLogger writes JSON lines at the configured level, secrets redacted
+// (internal/logging).
 func newLogger(w io.Writer, level slog.Level) *slog.Logger {
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}))
+	return logging.New(w, level)
 }

@@ -6,12 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"time"
 
 	"github.com/acme/itemsvc/internal/app"
+	"github.com/acme/itemsvc/internal/logging"
 )
 
 // serve runs the API until ctx is cancelled (SIGINT, SIGTERM), then stops
@@ -36,6 +36,9 @@ func serveWith(ctx context.Context, args []string, stderr io.Writer, hooks serve
 		return err
 	}
 	log := newLogger(stderr, cfg.LogLevel)
+	// Every library's log (the standard logger's, Redis's) goes through
+	// it: JSON lines, redacted.
+	logging.Install(log)
 	a, err := app.New(ctx, cfg, log, app.Options{})
 	if err != nil {
 		return err
@@ -69,7 +72,7 @@ func serveWith(ctx context.Context, args []string, stderr io.Writer, hooks serve
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,
 		IdleTimeout:       120 * time.Second,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		ErrorLog:          logging.ErrorLog(log),
 	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {

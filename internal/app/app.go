@@ -229,6 +229,7 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, db *databas
 				AnonymousIntrospection: cfg.Playground,
 				WebSocketOrigins:       originHosts(cfg.CORSOrigins),
 				WebSocketInitTimeout:   opts.WebSocketInitTimeout,
+				RequestTimeout:         cfg.RequestTimeout,
 				Logger:                 log,
 			})
 			graph.Mount(e, gql, graph.MountOptions{

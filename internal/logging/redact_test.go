@@ -1,0 +1,78 @@
+package logging_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"log"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/acme/itemsvc/internal/logging"
+)
+
+const (
+	key = "sk_live_abcdefghijklmnopqrstuvwxyz234567"
+	jwt = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJ1c2VyXzEifQ.c2lnbmF0dXJl"
+)
+
+// TestRedact: each kind of secret is replaced, wherever it stands in a
+// line; text without one is kept as it is.
+func TestRedact(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"login with " + key, "login with sk_live_[REDACTED]"},
+		{"sandbox sk_test_abc234 key", "sandbox sk_test_[REDACTED] key"},
+		{"token " + jwt + " expired", "token [REDACTED] expired"},
+		{"Authorization: Bearer opaque-token-1", "Authorization: Bearer [REDACTED]"},
+		{"authorization: bearer opaque-token-1, next", "authorization: bearer [REDACTED], next"},
+		{"GET /v1/events/stream?access_token=abc.def&x=1", "GET /v1/events/stream?access_token=[REDACTED]&x=1"},
+		{`{"access_token":"abc","token_type":"Bearer"}`, `{"access_token":"[REDACTED]","token_type":"Bearer"}`},
+		{`{\"accessToken\":\"abc\"}`, `{\"accessToken\":\"[REDACTED]\"}`},
+		{"secret whsec_c2VjcmV0IHNlY3JldA== rotated", "secret whsec_[REDACTED] rotated"},
+		{"request", "request"},
+		{"access denied", "access denied"},
+		{"", ""},
+	} {
+		if got := logging.Redact(c.in); got != c.want {
+			t.Errorf("Redact(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// TestLogger: the logger writes one JSON object a line, redacting the
+// message, string attributes, errors, groups and With's attributes; the
+// standard logger, once Install routed it, writes the same lines, a
+// newline in its text escaped rather than starting a line of its own.
+func TestLogger(t *testing.T) {
+	var buf bytes.Buffer
+	l := logging.New(&buf, slog.LevelInfo)
+	l.With("key", key).Info("login "+key, "err", errors.New("bad token "+jwt),
+		slog.Group("req", "auth", "Bearer "+jwt), "n", 3)
+	prevDefault, prevFlags, prevOut := slog.Default(), log.Flags(), log.Writer()
+	t.Cleanup(func() { slog.SetDefault(prevDefault); log.SetOutput(prevOut); log.SetFlags(prevFlags) })
+	logging.Install(l)
+	log.Printf("decoding error body:%s\n{\"level\":\"ERROR\",\"msg\":\"forged\"}", key)
+
+	out := buf.String()
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("%d lines, want 2:\n%s", len(lines), out)
+	}
+	for _, line := range lines {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("not JSON: %s", line)
+		}
+	}
+	for _, secret := range []string{key[len("sk_live_"):], jwt} {
+		if strings.Contains(out, secret) {
+			t.Errorf("%q in clear:\n%s", secret, out)
+		}
+	}
+	for _, want := range []string{`"n":3`, `"level":"WARN","msg":"decoding error body:sk_live_[REDACTED]\n{\"level\"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %s in:\n%s", want, out)
+		}
+	}
+}
