@@ -126,10 +126,13 @@ func tokenFrom(ctx context.Context) string {
 }
 
 // streamDeadlines lifts the server's read and write timeouts from a request
-// that opens a stream (a WebSocket upgrade or SSE): they would cut it.
+// that opens a stream, by the rule of the request deadline (rest's
+// streaming): a WebSocket upgrade over GET, or SSE over POST (gqlgen's SSE
+// transport takes only POST; a GET asking for SSE is a plain query).
 func streamDeadlines(c *gin.Context) {
-	h := c.Request.Header
-	if strings.EqualFold(h.Get("Upgrade"), "websocket") || strings.Contains(h.Get("Accept"), "text/event-stream") {
+	h, m := c.Request.Header, c.Request.Method
+	if m == http.MethodGet && strings.EqualFold(h.Get("Upgrade"), "websocket") ||
+		m == http.MethodPost && strings.Contains(h.Get("Accept"), "text/event-stream") {
 		rc := http.NewResponseController(c.Writer)
 		_ = rc.SetReadDeadline(time.Time{})
 		_ = rc.SetWriteDeadline(time.Time{})
