@@ -263,12 +263,22 @@ func (s *socket) admitSubscribe(m clientMessage) (pass bool, _ error) {
 	switch _, taken := s.active[m.ID]; {
 	case !s.inited:
 		return false, s.closeLocked(closeUnauthorized, "Unauthorized")
-	case m.ID == "" || len(m.Payload) == 0:
+	case m.ID == "" || !validPayload(m.Payload):
 		return false, s.closeLocked(closeBadRequest, "Invalid message received")
 	case taken:
 		return false, s.closeLocked(closeSubscriberTaken, fmt.Sprintf("Subscriber for %s already exists", m.ID))
 	}
 	return true, nil
+}
+
+// validPayload: a subscribe's payload is an object with a query string, as
+// the protocol requires; gqlgen would answer anything else with an error
+// without a code ("invalid json") and keep the connection.
+func validPayload(p json.RawMessage) bool {
+	var op struct {
+		Query *string `json:"query"`
+	}
+	return json.Unmarshal(p, &op) == nil && op.Query != nil && *op.Query != ""
 }
 
 // authorize checks the connection's token again before operation id

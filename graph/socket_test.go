@@ -288,6 +288,14 @@ func TestWebSocketProtocol(t *testing.T) {
 			c.init(env.Alice.Token)
 			c.sendRaw(`{"type":"subscribe","payload":{"query":"{ me { id } }"}}`)
 		}, 4400},
+		{"subscribe whose payload is not an operation", func(_ *testing.T, c *wsClient) {
+			c.init(env.Alice.Token)
+			c.sendRaw(`{"type":"subscribe","id":"1","payload":"{ me { id } }"}`)
+		}, 4400},
+		{"subscribe without a query", func(_ *testing.T, c *wsClient) {
+			c.init(env.Alice.Token)
+			c.sendRaw(`{"type":"subscribe","id":"1","payload":{"variables":{}}}`)
+		}, 4400},
 		{"connection_init with a bad token", func(_ *testing.T, c *wsClient) {
 			c.sendRaw(`{"type":"connection_init","payload":{"Authorization":"Bearer not-a-token"}}`)
 		}, 4403},
