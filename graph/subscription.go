@@ -23,10 +23,10 @@ import (
 	"github.com/acme/itemsvc/graph/model"
 	"github.com/acme/itemsvc/internal/apperr"
 	"github.com/acme/itemsvc/internal/events"
+	"github.com/acme/itemsvc/internal/httpapi"
 	"github.com/acme/itemsvc/internal/resource"
 	"github.com/acme/itemsvc/internal/service"
 	"github.com/acme/itemsvc/internal/viewer"
-	"github.com/acme/itemsvc/rest"
 )
 
 // Subscriptions run over graphql-ws (WebSocket) and Server-Sent Events. A
@@ -80,7 +80,7 @@ func websocketTransport(svc *service.Service, origins []string, initTimeout time
 				return ctx, nil, nil // anonymous: only login and introspection
 			}
 			refused := transport.WithWebsocketCloseCode(transport.AppendCloseReason(ctx, "Forbidden"), closeForbidden)
-			token, ok := rest.Bearer(h)
+			token, ok := httpapi.Bearer(h)
 			if !ok {
 				return refused, nil, apperr.Unauthorized("connection_init's Authorization must be Bearer <token>")
 			}
