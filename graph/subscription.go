@@ -18,7 +18,6 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/acme/itemsvc/ent"
-	"github.com/acme/itemsvc/ent/item"
 	"github.com/acme/itemsvc/ent/user"
 	"github.com/acme/itemsvc/graph/model"
 	"github.com/acme/itemsvc/internal/apperr"
@@ -300,9 +299,9 @@ func loadOwner(ctx context.Context, svc *service.Service, it *ent.Item) error {
 // itemEvent renders an event for GraphQL: the item as the change left it
 // is in the event (an item.deleted one no longer exists).
 func itemEvent(ev events.Event) (*model.ItemEvent, error) {
-	var it resource.Item
-	if err := json.Unmarshal(ev.Item, &it); err != nil {
-		return nil, fmt.Errorf("event %s item: %w", ev.ID, err)
+	it, err := resource.DecodeItem(ev.Item)
+	if err != nil {
+		return nil, fmt.Errorf("event %s: %w", ev.ID, err)
 	}
 	var typ model.ItemEventType
 	for k, v := range itemEventTypes {
@@ -311,12 +310,9 @@ func itemEvent(ev events.Event) (*model.ItemEvent, error) {
 		}
 	}
 	return &model.ItemEvent{
-		ID:   ev.ID,
-		Type: typ,
-		Item: &ent.Item{
-			ID: it.ID, Name: it.Name, Description: it.Description, Status: item.Status(it.Status),
-			UserID: it.UserID, CreatedAt: it.CreatedAt, UpdatedAt: it.UpdatedAt,
-		},
+		ID:        ev.ID,
+		Type:      typ,
+		Item:      it,
 		Timestamp: ev.Timestamp.UTC(),
 	}, nil
 }
