@@ -5,9 +5,9 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/acme/itemsvc/internal/httpapi"
 	"github.com/acme/itemsvc/internal/ratelimit"
 	"github.com/acme/itemsvc/internal/viewer"
-	"github.com/acme/itemsvc/rest"
 )
 
 // account is whom a GraphQL request is charged to: the caller's API key, or
@@ -51,7 +51,7 @@ func (a *account) charge(ctx context.Context, points int) ratelimit.Decision {
 	}
 	d := a.limiter.TakeN(ctx, a.id, int64(points))
 	a.charged, a.decision = true, d
-	rest.SetRateHeaders(a.c, d)
+	httpapi.SetRateHeaders(a.c, d)
 	return d
 }
 
@@ -61,7 +61,7 @@ func billing(keys, anonymous *ratelimit.Limiter) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		ctx := c.Request.Context()
 		a := &account{c: c, keys: keys}
-		a.token, _ = rest.Bearer(c.GetHeader("Authorization"))
+		a.token, _ = httpapi.Bearer(c.GetHeader("Authorization"))
 		if v, ok := viewer.FromContext(ctx); ok {
 			a.limiter, a.id = keys, v.KeyID
 		} else {

@@ -5,8 +5,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/acme/itemsvc/internal/httpapi"
 	"github.com/acme/itemsvc/internal/ratelimit"
-	"github.com/acme/itemsvc/rest"
 	"github.com/acme/itemsvc/web"
 )
 
@@ -35,7 +35,7 @@ type MountOptions struct {
 // Mount serves h at /graphql on e, and GraphiQL at /playground. Every
 // failure of the shared middleware is rendered GraphQL-shaped.
 func Mount(e *gin.Engine, h http.Handler, opts MountOptions) {
-	chain := []gin.HandlerFunc{rest.GraphQLErrors, rest.LimitBody, jsonBody, rest.ClientAddr, streamDeadlines}
+	chain := []gin.HandlerFunc{httpapi.GraphQLErrors, httpapi.LimitBody, jsonBody, httpapi.ClientAddr, streamDeadlines}
 	if opts.Authenticate != nil {
 		chain = append(chain, whenAuthorized(opts.Authenticate))
 	}
@@ -43,7 +43,7 @@ func Mount(e *gin.Engine, h http.Handler, opts MountOptions) {
 	e.GET(Endpoint, chain...)
 	e.POST(Endpoint, chain...)
 	for _, m := range []string{http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodHead, http.MethodOptions, http.MethodConnect, http.MethodTrace} {
-		e.Handle(m, Endpoint, rest.GraphQLErrors, methodNotAllowed)
+		e.Handle(m, Endpoint, httpapi.GraphQLErrors, methodNotAllowed)
 	}
 	if opts.Playground {
 		e.GET(PlaygroundPath, gin.WrapH(web.Playground(Endpoint)))

@@ -16,7 +16,7 @@ import (
 
 	"github.com/acme/itemsvc/graph/serial"
 	"github.com/acme/itemsvc/internal/apperr"
-	"github.com/acme/itemsvc/rest"
+	"github.com/acme/itemsvc/internal/httpapi"
 )
 
 // postTransport is gqlgen's POST transport (transport.POST, same requests,
@@ -30,8 +30,8 @@ type postTransport struct{}
 var _ graphql.Transport = postTransport{}
 
 const (
-	mediaJSON            = rest.MediaJSON
-	mediaGraphQLResponse = rest.MediaGraphQLResponse
+	mediaJSON            = httpapi.MediaJSON
+	mediaGraphQLResponse = httpapi.MediaGraphQLResponse
 )
 
 // Supports implements graphql.Transport.
@@ -125,9 +125,9 @@ func writeRequestError(w io.Writer, resp *graphql.Response) {
 }
 
 // responseMediaType is the response media type of a request by its Accept
-// header (rest.GraphQLMediaType, which the refusals of the shared
+// header (httpapi.GraphQLMediaType, which the refusals of the shared
 // middleware answer in too).
-func responseMediaType(accept string) string { return rest.GraphQLMediaType(accept) }
+func responseMediaType(accept string) string { return httpapi.GraphQLMediaType(accept) }
 
 // writeResponse writes resp as json.Marshal would, in the same member
 // order, but with the data copied as it is: the executor wrote it as JSON.

@@ -18,15 +18,14 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/acme/itemsvc/ent"
-	"github.com/acme/itemsvc/ent/item"
 	"github.com/acme/itemsvc/ent/user"
 	"github.com/acme/itemsvc/graph/model"
 	"github.com/acme/itemsvc/internal/apperr"
 	"github.com/acme/itemsvc/internal/events"
+	"github.com/acme/itemsvc/internal/httpapi"
 	"github.com/acme/itemsvc/internal/resource"
 	"github.com/acme/itemsvc/internal/service"
 	"github.com/acme/itemsvc/internal/viewer"
-	"github.com/acme/itemsvc/rest"
 )
 
 // Subscriptions run over graphql-ws (WebSocket) and Server-Sent Events. A
@@ -80,7 +79,7 @@ func websocketTransport(svc *service.Service, origins []string, initTimeout time
 				return ctx, nil, nil // anonymous: only login and introspection
 			}
 			refused := transport.WithWebsocketCloseCode(transport.AppendCloseReason(ctx, "Forbidden"), closeForbidden)
-			token, ok := rest.Bearer(h)
+			token, ok := httpapi.Bearer(h)
 			if !ok {
 				return refused, nil, apperr.Unauthorized("connection_init's Authorization must be Bearer <token>")
 			}
@@ -303,9 +302,9 @@ func loadOwner(ctx context.Context, svc *service.Service, it *ent.Item) error {
 // itemEvent renders an event for GraphQL: the item as the change left it
 // is in the event (an item.deleted one no longer exists).
 func itemEvent(ev events.Event) (*model.ItemEvent, error) {
-	var it resource.Item
-	if err := json.Unmarshal(ev.Item, &it); err != nil {
-		return nil, fmt.Errorf("event %s item: %w", ev.ID, err)
+	it, err := resource.DecodeItem(ev.Item)
+	if err != nil {
+		return nil, fmt.Errorf("event %s: %w", ev.ID, err)
 	}
 	var typ model.ItemEventType
 	for k, v := range itemEventTypes {
@@ -314,12 +313,9 @@ func itemEvent(ev events.Event) (*model.ItemEvent, error) {
 		}
 	}
 	return &model.ItemEvent{
-		ID:   ev.ID,
-		Type: typ,
-		Item: &ent.Item{
-			ID: it.ID, Name: it.Name, Description: it.Description, Status: item.Status(it.Status),
-			UserID: it.UserID, CreatedAt: it.CreatedAt, UpdatedAt: it.UpdatedAt,
-		},
+		ID:        ev.ID,
+		Type:      typ,
+		Item:      it,
 		Timestamp: ev.Timestamp.UTC(),
 	}, nil
 }

@@ -19,7 +19,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/acme/itemsvc/internal/apperr"
-	"github.com/acme/itemsvc/rest"
+	"github.com/acme/itemsvc/internal/httpapi"
 )
 
 // gqlgen's transports answer a few requests themselves, with an error that
@@ -192,17 +192,17 @@ func jsonBody(c *gin.Context) {
 	case ct == "" || (err == nil && strings.HasSuffix(mt, "+json")):
 		c.Request.Header.Set("Content-Type", "application/json")
 	case err != nil || mt != "application/json":
-		rest.Fail(c, apperr.New(apperr.CodeUnsupportedMedia, "the request body must be application/json"))
+		httpapi.Fail(c, apperr.New(apperr.CodeUnsupportedMedia, "the request body must be application/json"))
 		return
 	}
 	body, err := io.ReadAll(c.Request.Body)
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):
-		rest.Fail(c, apperr.New(apperr.CodePayloadTooLarge, fmt.Sprintf("the request body exceeds %d bytes", tooLarge.Limit)))
+		httpapi.Fail(c, apperr.New(apperr.CodePayloadTooLarge, fmt.Sprintf("the request body exceeds %d bytes", tooLarge.Limit)))
 		return
 	case err != nil:
-		rest.Fail(c, apperr.Validation("body", "could not be read: "+err.Error()))
+		httpapi.Fail(c, apperr.Validation("body", "could not be read: "+err.Error()))
 		return
 	}
 	c.Request.Body = readBody{Reader: bytes.NewReader(body), data: body}
@@ -244,5 +244,5 @@ func (unsupported) Do(w http.ResponseWriter, r *http.Request, _ graphql.GraphExe
 // METHOD_NOT_ALLOWED, GraphQL-shaped, and the Allow header.
 func methodNotAllowed(c *gin.Context) {
 	c.Header("Allow", "GET, POST")
-	rest.Fail(c, apperr.New(apperr.CodeMethodNotAllowed, "/graphql takes GET (queries) and POST; see the Allow header"))
+	httpapi.Fail(c, apperr.New(apperr.CodeMethodNotAllowed, "/graphql takes GET (queries) and POST; see the Allow header"))
 }

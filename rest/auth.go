@@ -2,11 +2,11 @@ package rest
 
 import (
 	"net/http"
-	"strings"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/acme/itemsvc/internal/apperr"
+	"github.com/acme/itemsvc/internal/httpapi"
 	"github.com/acme/itemsvc/internal/service"
 	"github.com/acme/itemsvc/internal/viewer"
 )
@@ -45,7 +45,7 @@ func login(svc *service.Service) gin.HandlerFunc {
 // viewer in the request context. It is shared by /v1 and /graphql.
 func Authenticate(svc *service.Service) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		token, ok := Bearer(c.GetHeader("Authorization"))
+		token, ok := httpapi.Bearer(c.GetHeader("Authorization"))
 		if !ok {
 			renderError(c, apperr.Unauthorized("an Authorization: Bearer <token> header is required"))
 			return
@@ -58,14 +58,4 @@ func Authenticate(svc *service.Service) gin.HandlerFunc {
 		c.Request = c.Request.WithContext(viewer.NewContext(c.Request.Context(), v))
 		c.Next()
 	}
-}
-
-// Bearer extracts the token of an "Authorization: Bearer <token>" header.
-func Bearer(h string) (string, bool) {
-	scheme, token, ok := strings.Cut(strings.TrimSpace(h), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return "", false
-	}
-	token = strings.TrimSpace(token)
-	return token, token != ""
 }

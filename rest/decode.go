@@ -15,10 +15,8 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/acme/itemsvc/internal/apperr"
+	"github.com/acme/itemsvc/internal/httpapi"
 )
-
-// MaxBodyBytes bounds a request body (DESIGN §3: 1 MiB).
-const MaxBodyBytes = 1 << 20
 
 // object is a request body decoded one level deep: each field stays raw
 // until its handler decodes it to the type it wants, so that a wrong type is
@@ -31,7 +29,7 @@ func decodeObject(c *gin.Context) (object, error) {
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return nil, apperr.New(apperr.CodePayloadTooLarge, fmt.Sprintf("the request body exceeds %d bytes", MaxBodyBytes))
+			return nil, apperr.New(apperr.CodePayloadTooLarge, fmt.Sprintf("the request body exceeds %d bytes", httpapi.MaxBodyBytes))
 		}
 		return nil, apperr.Validation("body", "could not be read")
 	}
@@ -106,16 +104,5 @@ func requireJSON(c *gin.Context) {
 		renderError(c, apperr.New(apperr.CodeUnsupportedMedia, "the request body must be application/json"))
 		return
 	}
-	c.Next()
-}
-
-// limitBody bounds the body a handler may read; a declared length over the
-// bound is refused before reading anything.
-func limitBody(c *gin.Context) {
-	if c.Request.ContentLength > MaxBodyBytes {
-		renderError(c, apperr.New(apperr.CodePayloadTooLarge, fmt.Sprintf("the request body exceeds %d bytes", MaxBodyBytes)))
-		return
-	}
-	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, MaxBodyBytes)
 	c.Next()
 }

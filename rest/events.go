@@ -12,6 +12,7 @@ import (
 
 	"github.com/acme/itemsvc/internal/apperr"
 	"github.com/acme/itemsvc/internal/events"
+	"github.com/acme/itemsvc/internal/httpapi"
 	"github.com/acme/itemsvc/internal/service"
 )
 
@@ -89,7 +90,7 @@ func (h eventsHandler) stream(c *gin.Context) {
 		}
 		p.Types = types
 	}
-	p.Token, _ = Bearer(c.GetHeader("Authorization"))
+	p.Token, _ = httpapi.Bearer(c.GetHeader("Authorization"))
 	// The request's deadline (REQUEST_TIMEOUT) does not hold the stream:
 	// deadline() leaves streams out; the hub bounds each of its queries.
 	ctx := c.Request.Context()

@@ -14,13 +14,14 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/acme/itemsvc/internal/apperr"
+	"github.com/acme/itemsvc/internal/httpapi"
 	"github.com/acme/itemsvc/internal/viewer"
 )
 
 // Context keys set by the middleware.
 const (
-	requestIDKey = "request_id"
-	loggerKey    = "logger"
+	requestIDKey = httpapi.RequestIDKey
+	loggerKey    = httpapi.LoggerKey
 )
 
 // RequestIDHeader carries the request id both ways.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/acme/itemsvc/internal/httpapi"
 	"github.com/acme/itemsvc/internal/testutil"
 	"github.com/acme/itemsvc/rest"
 )
@@ -25,7 +26,7 @@ func TestEveryOperationDeclaresItsRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	ids := strings.NewReplacer("{id}", "item_01m80rv1h8d119v06vwk93e0ze", "{delivery_id}", "dlv_01m80rv1h8d119v06vwk93e0ze")
-	big := strings.Repeat(" ", rest.MaxBodyBytes+1)
+	big := strings.Repeat(" ", httpapi.MaxBodyBytes+1)
 	for path, item := range doc.Paths {
 		for method, raw := range item {
 			if method == "parameters" || method == "summary" || method == "description" {

@@ -11,6 +11,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/acme/itemsvc/internal/apperr"
+	"github.com/acme/itemsvc/internal/httpapi"
 	"github.com/acme/itemsvc/internal/service"
 )
 
@@ -91,8 +92,8 @@ func NewRouter(svc *service.Service, opts Options) *gin.Engine {
 		authenticated = append(authenticated, opts.RateLimit)
 	}
 
-	v1 := e.Group("/v1", limitBody, requireJSONBody)
-	v1.POST("/auth/login", ClientAddr, login(svc))
+	v1 := e.Group("/v1", httpapi.LimitBody, requireJSONBody)
+	v1.POST("/auth/login", httpapi.ClientAddr, login(svc))
 
 	api := v1.Group("", authenticated...)
 	bindUsers(api, svc)

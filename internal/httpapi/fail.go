@@ -1,4 +1,4 @@
-package rest
+package httpapi
 
 import (
 	"encoding/json"
@@ -13,6 +13,10 @@ import (
 // graphqlErrorsKey marks a request whose failures are rendered GraphQL-shaped.
 const graphqlErrorsKey = "graphql_errors"
 
+// unavailableRetryAfter is the Retry-After of a 503, in seconds: long enough
+// for a restarted database or a freed disk, short enough not to idle.
+const unavailableRetryAfter = "5"
+
 // GraphQLErrors makes every failure rendered for this request by the shared
 // middleware (authentication, rate limits, body limits) come out as a GraphQL
 // response, with the same HTTP status and code as on /v1. It goes first on
@@ -22,10 +26,33 @@ func GraphQLErrors(c *gin.Context) {
 	c.Next()
 }
 
-// LimitBody bounds a request body as on /v1 (PAYLOAD_TOO_LARGE past
-// MaxBodyBytes), for routes mounted beside it.
-func LimitBody(c *gin.Context) {
-	limitBody(c)
+// Fail ends the request with err: the failure envelope, or a GraphQL
+// response after GraphQLErrors. Errors the client did not cause are logged
+// with their cause, which never reaches the response.
+func Fail(c *gin.Context, err error) {
+	e := apperr.FromRequest(c.Request.Context(), err)
+	if e.Code == apperr.CodeInternal || e.Code == apperr.CodeUnavailable {
+		Logger(c).ErrorContext(c.Request.Context(), "request failed", "code", e.Code, "err", err)
+	}
+	switch e.Code {
+	case apperr.CodeRateLimited:
+		setRefusalHeaders(c, e)
+	case apperr.CodeUnavailable:
+		c.Header(HeaderRetryAfter, unavailableRetryAfter)
+	}
+	details := e.Details
+	if details == nil {
+		details = map[string]any{}
+	}
+	_ = c.Error(err) // for the access log
+	if c.GetBool(graphqlErrorsKey) {
+		renderGraphQLError(c, e)
+		return
+	}
+	WriteJSON(c, e.Status(), Failure{
+		Error: ErrorBody{Code: e.Code, Message: e.Message, Details: details},
+		Meta:  NewMeta(c),
+	})
 }
 
 type graphqlFailure struct {
@@ -38,6 +65,11 @@ type graphqlFailure struct {
 // operation that ran.
 type graphqlRequestError struct {
 	Errors []graphqlError `json:"errors"`
+}
+
+type graphqlError struct {
+	Message    string         `json:"message"`
+	Extensions map[string]any `json:"extensions"`
 }
 
 // The response media types of GraphQL over HTTP.
@@ -70,11 +102,6 @@ func GraphQLMediaType(accept string) string {
 	return MediaGraphQLResponse
 }
 
-type graphqlError struct {
-	Message    string         `json:"message"`
-	Extensions map[string]any `json:"extensions"`
-}
-
 // renderGraphQLError writes e as {"errors":[{message, extensions:{code,
 // …details}}],"data":null}, or, to a client that accepts
 // application/graphql-response+json, in that type without the data entry.
@@ -91,12 +118,5 @@ func renderGraphQLError(c *gin.Context, e *apperr.Error) {
 		c.Abort()
 		return
 	}
-	writeJSON(c, e.Status(), graphqlFailure{Errors: errs})
-}
-
-// Fail ends the request with err, rendered as on /v1, or GraphQL-shaped
-// after GraphQLErrors; for failures of /graphql outside gqlgen (a method or
-// media type it does not take).
-func Fail(c *gin.Context, err error) {
-	renderError(c, err)
+	WriteJSON(c, e.Status(), graphqlFailure{Errors: errs})
 }
