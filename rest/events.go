@@ -113,11 +113,13 @@ func (h eventsHandler) stream(c *gin.Context) {
 	fmt.Fprint(w, "retry: 1000\n\n")
 	w.Flush()
 
-	// One goroutine waits and writes: each event is a frame the tailer
-	// rendered once for every stream; those already waiting are written
-	// with it before one flush.
+	// One goroutine waits and writes: once it has an event, it lingers
+	// until the stream's flush deadline (events.Subscription.Linger), then
+	// writes every event waiting, live frames rendered once by the tailer
+	// for all streams, with one Write and one Flush from a buffer it keeps.
 	keepAlive := time.NewTimer(keepAliveEvery)
 	defer keepAlive.Stop()
+	var buf []byte
 	for {
 		ev, err := st.NextOrIdle(ctx, keepAlive.C)
 		switch {
@@ -132,20 +134,29 @@ func (h eventsHandler) stream(c *gin.Context) {
 			}
 			return
 		}
+		st.Linger(ctx)
+		buf = buf[:0]
 		for ok := true; ok; ev, ok = st.TryNext() {
-			frame, err := ev.SSEFrame()
-			if err != nil {
+			if buf, err = ev.AppendSSE(buf); err != nil {
+				_, _ = w.Write(buf) // what came before it, then why the stream ends
 				writeStreamError(c, err)
 				return
 			}
-			if _, err := w.Write(frame); err != nil {
-				return // the client left
-			}
+		}
+		if _, err := w.Write(buf); err != nil {
+			return // the client left
 		}
 		w.Flush()
+		if cap(buf) > maxStreamBuffer {
+			buf = nil // a burst's buffer is not held for the stream's life
+		}
 		keepAlive.Reset(keepAliveEvery)
 	}
 }
+
+// maxStreamBuffer is the largest write buffer a stream keeps between
+// batches.
+const maxStreamBuffer = 64 << 10
 
 // writeStreamError ends a stream with an "error" event: the error part of
 // the failure envelope.

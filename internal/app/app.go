@@ -4,6 +4,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -179,9 +180,11 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, db *databas
 		QueryTimeout: cfg.RequestTimeout,
 		PerKey:       cfg.EventStreamsPerKey,
 		Buffer:       cfg.EventStreamBuffer,
-		Relay:        relay,
-		Logger:       log,
-		Metrics:      a.Metrics,
+		// 0 in the configuration writes each batch at once.
+		FlushInterval: cmp.Or(cfg.EventFlushInterval, -1),
+		Relay:         relay,
+		Logger:        log,
+		Metrics:       a.Metrics,
 	})
 	sopts.Events = hub
 	prev := sopts.OnCommit

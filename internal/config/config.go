@@ -39,6 +39,7 @@ type Config struct {
 	EventStreamsPerKey   int
 	EventStreamBuffer    int
 	EventRetention       time.Duration
+	EventFlushInterval   time.Duration
 	CORSOrigins          []string
 	LogLevel             slog.Level
 	Sandbox              bool
@@ -89,6 +90,7 @@ func (c *Config) Register(fs *flag.FlagSet) *Loader {
 	l.add("event-streams-per-key", "EVENT_STREAMS_PER_KEY", "10", "event streams (SSE, GraphQL subscriptions) one API key may hold open on one server", positive(&c.EventStreamsPerKey))
 	l.add("event-stream-buffer", "EVENT_STREAM_BUFFER", "256", "events that may wait for one stream before it is closed with SLOW_CONSUMER", positive(&c.EventStreamBuffer))
 	l.add("event-retention", "EVENT_RETENTION", "720h", "how long events (and their finished webhook deliveries) are kept; older ones are pruned, except events still owed to an endpoint, and an older cursor is 410 CURSOR_EXPIRED", duration(&c.EventRetention))
+	l.add("event-flush-interval", "EVENT_FLUSH_INTERVAL", "100ms", "shortest time between two writes to one event stream: the events of a busy stream go out together (0: each as soon as it is ready)", nonNegativeDuration(&c.EventFlushInterval))
 	l.add("cors-origins", "CORS_ORIGINS", "", "comma-separated origins allowed by CORS (* for any); empty: none", list(&c.CORSOrigins))
 	l.add("log-level", "LOG_LEVEL", "info", "debug, info, warn or error", level(&c.LogLevel))
 	l.add("sandbox", "SANDBOX", "false", "seed demo data with sk_test_ keys and reset it periodically", boolean(&c.Sandbox))
@@ -219,6 +221,17 @@ func duration(p *time.Duration) func(string) error {
 		d, err := time.ParseDuration(strings.TrimSpace(s))
 		if err != nil || d <= 0 {
 			return fmt.Errorf("want a positive duration such as 90s or 1h, got %q", s)
+		}
+		*p = d
+		return nil
+	}
+}
+
+func nonNegativeDuration(p *time.Duration) func(string) error {
+	return func(s string) error {
+		d, err := time.ParseDuration(strings.TrimSpace(s))
+		if err != nil || d < 0 {
+			return fmt.Errorf("want a duration such as 100ms, or 0, got %q", s)
 		}
 		*p = d
 		return nil

@@ -33,6 +33,17 @@ type Options struct {
 	Buffer int
 	// PerKey caps the open streams of one API key. Default 10.
 	PerKey int
+	// ReadGap is the shortest time between two reads of the outbox after
+	// wake-ups: the commits of a busy server fold into one read (a read
+	// per commit cost a third of what the create itself did), whose
+	// events then reach each stream together. Default 10ms; negative:
+	// read at every wake-up.
+	ReadGap time.Duration
+	// FlushInterval is the shortest time between two writes to one
+	// stream (Subscription.Linger): the flush deadline of a batch.
+	// Default DefaultFlushInterval; negative: every batch is written as
+	// soon as it is ready.
+	FlushInterval time.Duration
 	// QueryTimeout bounds each read of the outbox (REQUEST_TIMEOUT): a
 	// stream outlives any request deadline, its queries do not. Default 5s.
 	QueryTimeout time.Duration
@@ -44,6 +55,17 @@ type Options struct {
 	// Metrics receives the hub's series; nil: not exported.
 	Metrics *vm.Set
 }
+
+// DefaultFlushInterval is Options.FlushInterval's default. A write to a
+// stream costs the server about 10-15 µs (a syscall on the socket and the
+// client's wake-up) whatever it carries; written one event at a time, the
+// 100 streams that follow one user made each of their creates four times
+// dearer. Spaced by 100ms, a stream taking a hundred events a second gets
+// them ten to a write (the realtime bench: 2 µs per delivered event instead
+// of 17), at the price of up to 100ms more latency for an event that
+// follows another within the interval; an event after a quiet spell goes
+// out at once.
+const DefaultFlushInterval = 100 * time.Millisecond
 
 // batch is how many events one read of the outbox takes at most; never more
 // than a stream's buffer, so that one read alone cannot overflow a stream
@@ -68,7 +90,14 @@ type Hub struct {
 	// stopped: Run has ended; new subscriptions are refused.
 	stopped bool
 	subs    map[*Subscription]struct{}
-	perKey  map[string]int
+	// The audience of an event is the admins' streams and its owner's:
+	// the tailer visits those only, not every stream open.
+	admins map[*Subscription]struct{}
+	owners map[string]map[*Subscription]struct{}
+	perKey map[string]int
+	// woken are the streams the current read queued events for, signalled
+	// once at its end (reused from read to read).
+	woken []*Subscription
 }
 
 // New returns a hub over client; Run tails the outbox.
@@ -81,6 +110,12 @@ func New(client *ent.Client, opts Options) *Hub {
 	}
 	if opts.PerKey <= 0 {
 		opts.PerKey = 10
+	}
+	if opts.ReadGap == 0 {
+		opts.ReadGap = 10 * time.Millisecond
+	}
+	if opts.FlushInterval == 0 {
+		opts.FlushInterval = DefaultFlushInterval
 	}
 	if opts.QueryTimeout <= 0 {
 		opts.QueryTimeout = 5 * time.Second
@@ -95,6 +130,8 @@ func New(client *ent.Client, opts Options) *Hub {
 		wake:    make(chan struct{}, 1),
 		publish: make(chan struct{}, 1),
 		subs:    map[*Subscription]struct{}{},
+		admins:  map[*Subscription]struct{}{},
+		owners:  map[string]map[*Subscription]struct{}{},
 		perKey:  map[string]int{},
 	}
 	h.metrics = newMetrics(opts.Metrics)
@@ -126,7 +163,10 @@ func (h *Hub) Run(ctx context.Context) {
 	}
 	poll := time.NewTimer(h.opts.PollInterval)
 	defer poll.Stop()
+	gap := time.NewTimer(0)
+	defer gap.Stop()
 	for ctx.Err() == nil {
+		read := time.Now()
 		if err := h.tail(ctx); err != nil && ctx.Err() == nil {
 			h.log.WarnContext(ctx, "read the outbox", "err", err)
 		}
@@ -135,6 +175,13 @@ func (h *Hub) Run(ctx context.Context) {
 		case <-ctx.Done():
 		case <-poll.C:
 		case <-h.wake:
+		}
+		if wait := h.opts.ReadGap - time.Since(read); wait > 0 {
+			gap.Reset(wait)
+			select {
+			case <-ctx.Done():
+			case <-gap.C:
+			}
 		}
 	}
 }
@@ -214,14 +261,23 @@ func (h *Hub) tail(ctx context.Context) error {
 			if frame, err := ev.SSEFrame(); err == nil {
 				ev.Frame = frame // once for every stream
 			}
-			for s := range h.subs {
-				if s.wants(ev) {
-					h.deliver(s, ev)
-				}
+			for s := range h.admins {
+				h.deliver(s, ev)
+			}
+			for s := range h.owners[ev.UserID] {
+				h.deliver(s, ev)
 			}
 			h.metrics.fanout.Update(now.Sub(ev.Timestamp).Seconds())
 			h.last = ev.Seq
 		}
+		// One wake-up per stream for the whole read: its writer then takes
+		// all of it at once.
+		for i, s := range h.woken {
+			s.signalled = false
+			s.signal()
+			h.woken[i] = nil
+		}
+		h.woken = h.woken[:0]
 		h.mu.Unlock()
 		if len(rows) < limit {
 			return nil
@@ -229,15 +285,21 @@ func (h *Hub) tail(ctx context.Context) error {
 	}
 }
 
-// deliver queues ev for s, or drops s when its buffer is full: holding
-// events without bound for a reader that does not read would let one slow
-// client grow the server's memory. Called with mu held.
+// deliver queues ev for s if s wants it, or drops s when its buffer is
+// full: holding events without bound for a reader that does not read would
+// let one slow client grow the server's memory. Called with mu held.
 func (h *Hub) deliver(s *Subscription, ev Event) {
-	select {
-	case s.live <- ev:
-	default:
+	if !s.wants(ev) {
+		return
+	}
+	if !s.push(ev, h.opts.Buffer) {
 		h.metrics.dropped.Inc()
 		h.removeLocked(s, errSlow)
+		return
+	}
+	if !s.signalled {
+		s.signalled = true
+		h.woken = append(h.woken, s)
 	}
 }
 
@@ -261,6 +323,16 @@ func (h *Hub) register(ctx context.Context, s *Subscription) (int64, error) {
 		return 0, err
 	}
 	h.subs[s] = struct{}{}
+	if s.viewer.Admin() {
+		h.admins[s] = struct{}{}
+	} else {
+		own := h.owners[s.viewer.UserID]
+		if own == nil {
+			own = map[*Subscription]struct{}{}
+			h.owners[s.viewer.UserID] = own
+		}
+		own[s] = struct{}{}
+	}
 	h.metrics.subscribers.Inc()
 	return h.last, nil
 }
@@ -293,6 +365,13 @@ func (h *Hub) release(s *Subscription) {
 func (h *Hub) removeLocked(s *Subscription, err error) {
 	if _, ok := h.subs[s]; ok {
 		delete(h.subs, s)
+		delete(h.admins, s)
+		if own := h.owners[s.viewer.UserID]; own != nil {
+			delete(own, s)
+			if len(own) == 0 {
+				delete(h.owners, s.viewer.UserID)
+			}
+		}
 		h.metrics.subscribers.Dec()
 	}
 	if len(h.subs) == 0 {

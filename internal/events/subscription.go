@@ -53,11 +53,21 @@ func (ev Event) SSEFrame() ([]byte, error) {
 	if ev.Frame != nil {
 		return ev.Frame, nil
 	}
+	return ev.AppendSSE(nil)
+}
+
+// AppendSSE appends the event's Server-Sent Events frame to b: a writer
+// gathers the frames of one batch in a buffer it keeps, and a live event's
+// frame, rendered once by the tailer, is only copied.
+func (ev Event) AppendSSE(b []byte) ([]byte, error) {
+	if ev.Frame != nil {
+		return append(b, ev.Frame...), nil
+	}
 	body, err := json.Marshal(ev.Body())
 	if err != nil {
-		return nil, fmt.Errorf("encode event %s: %w", ev.ID, err)
+		return b, fmt.Errorf("encode event %s: %w", ev.ID, err)
 	}
-	b := make([]byte, 0, len(body)+len(ev.ID)+len(ev.Type)+24)
+	b = slices.Grow(b, len(body)+len(ev.ID)+len(ev.Type)+24)
 	b = append(b, "id: "...)
 	b = append(b, ev.ID...)
 	b = append(b, "\nevent: "...)
@@ -93,13 +103,31 @@ type Filter struct {
 // replayPage is how many events one replay read takes.
 const replayPage = 200
 
-// Subscription is one client's stream. Next is called from one goroutine.
+// Subscription is one client's stream. Next, TryNext and Linger are called
+// from one goroutine, the stream's writer.
 type Subscription struct {
 	hub    *Hub
 	viewer viewer.Viewer
 	types  []string
-	// live receives the tailer's events once registered.
-	live chan Event
+
+	// mu guards queue: the live events the tailer handed over (once
+	// registered) and the writer has not taken yet. The tailer appends a
+	// whole read's events, then signals ready once: a writer wakes once
+	// per read of the outbox, not once per event.
+	mu    sync.Mutex
+	queue []Event
+	ready chan struct{}
+	// batch is the queue as the writer last took it, handed out from next
+	// on; its array becomes the queue's again on the next take, so a
+	// stream that keeps up allocates nothing per event.
+	batch []Event
+	next  int
+	// lastTake is when the writer last took a batch (Linger).
+	lastTake time.Time
+	linger   *time.Timer
+	// signalled: the tailer's current read already queued for this stream
+	// (guarded by the hub's mu).
+	signalled bool
 
 	// pos is the seq of the last event handed to the client.
 	pos        int64
@@ -107,9 +135,10 @@ type Subscription struct {
 	registered bool
 	caughtUp   bool
 
-	endOnce sync.Once
-	ended   chan struct{}
-	err     error
+	closeOnce sync.Once
+	endOnce   sync.Once
+	ended     chan struct{}
+	err       error
 }
 
 // Subscribe opens a stream of the events v may see, from after f.After (or
@@ -122,7 +151,7 @@ func (h *Hub) Subscribe(ctx context.Context, v viewer.Viewer, f Filter) (*Subscr
 		hub:    h,
 		viewer: v,
 		types:  f.Types,
-		live:   make(chan Event, h.opts.Buffer),
+		ready:  make(chan struct{}, 1),
 		pos:    f.After,
 		ended:  make(chan struct{}),
 	}
@@ -138,9 +167,10 @@ func (h *Hub) Subscribe(ctx context.Context, v viewer.Viewer, f Filter) (*Subscr
 	return s, nil
 }
 
-// Close ends the stream and frees its place.
+// Close ends the stream and frees its place; closing it again does
+// nothing (its key's count is given back once).
 func (s *Subscription) Close() {
-	s.hub.release(s)
+	s.closeOnce.Do(func() { s.hub.release(s) })
 }
 
 // end stops the stream with err (nil: closed by its owner).
@@ -193,16 +223,84 @@ func (s *Subscription) TryNext() (Event, bool) {
 	if !s.caughtUp {
 		return Event{}, false
 	}
+	return s.popLive()
+}
+
+// popLive takes the next live event past the position, from the batch the
+// writer holds or else from a new take of the queue.
+func (s *Subscription) popLive() (Event, bool) {
 	for {
-		select {
-		case ev := <-s.live:
+		for s.next < len(s.batch) {
+			ev := s.batch[s.next]
+			s.next++
 			if s.advance(ev) {
 				return ev, true
 			}
-		default:
+		}
+		if !s.take() {
 			return Event{}, false
 		}
 	}
+}
+
+// take swaps the queue for the batch the writer is done with, and reports
+// whether it got any event.
+func (s *Subscription) take() bool {
+	done := s.batch
+	clear(done) // the events' bytes are not held past their write
+	s.mu.Lock()
+	s.batch, s.queue = s.queue, done[:0]
+	s.mu.Unlock()
+	s.next = 0
+	return len(s.batch) > 0
+}
+
+// push queues a live event, and reports false (leaving it out) when
+// Buffer events already wait: the stream is too slow. Called by the tailer.
+func (s *Subscription) push(ev Event, limit int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.queue) >= limit {
+		return false
+	}
+	s.queue = append(s.queue, ev)
+	return true
+}
+
+// signal wakes the writer if it waits for live events; one signal stands
+// for any number of events queued before it.
+func (s *Subscription) signal() {
+	select {
+	case s.ready <- struct{}{}:
+	default:
+	}
+}
+
+// Linger holds the writer, once it has an event to write, until the hub's
+// FlushInterval has passed since it last took a batch, so that the events
+// arriving meanwhile go out in the same write. A write is what fan-out
+// costs (a syscall and the client's wake-up per stream, whatever it
+// carries): a stream of events then costs one write per interval rather
+// than one per event, while an event after a quiet spell goes out at once.
+// Replayed events are not held: they are all at hand. It returns early
+// when ctx ends or the hub ends the stream.
+func (s *Subscription) Linger(ctx context.Context) {
+	wait := s.hub.opts.FlushInterval - time.Since(s.lastTake)
+	if wait > 0 && s.caughtUp && len(s.pending) == 0 {
+		if s.linger == nil {
+			s.linger = time.NewTimer(wait)
+		} else {
+			s.linger.Reset(wait)
+		}
+		select {
+		case <-s.linger.C:
+		case <-s.ended:
+			s.linger.Stop()
+		case <-ctx.Done():
+			s.linger.Stop()
+		}
+	}
+	s.lastTake = time.Now()
 }
 
 // popPending takes the next replayed event, if any.
@@ -240,11 +338,11 @@ func (s *Subscription) NextOrCheck(ctx context.Context, check, idle <-chan time.
 			}
 			continue
 		}
+		if ev, ok := s.popLive(); ok {
+			return ev, nil
+		}
 		select {
-		case ev := <-s.live:
-			if s.advance(ev) {
-				return ev, nil
-			}
+		case <-s.ready:
 		case <-s.ended:
 			if s.err == nil {
 				return Event{}, context.Canceled

@@ -45,9 +45,14 @@ type realtimeResult struct {
 	// CPU the load generator used (which also reads the streams).
 	ServerWithout, ServerWith spent
 	CreatesWithout, Creates   int64
-	LoadWithout, LoadWith     spent
-	Errors                    int
-	FirstError                string
+	// ServerRate is the server's usage over the changes at Rate, and
+	// DeliveredWith the events the streams received during the creates
+	// with them connected: what one delivered event costs the server.
+	ServerRate            spent
+	DeliveredWith         int64
+	LoadWithout, LoadWith spent
+	Errors                int
+	FirstError            string
 	// Dropped streams were ended by the server before the end of the row.
 	Dropped      int
 	FirstDropped string
@@ -78,12 +83,29 @@ func (r realtimeResult) print(w io.Writer, markdown bool) {
 		fmt.Fprintf(w, "%sper create without → with the subscribers: server CPU %.0f → %.0f µs (system %.0f → %.0f), server write syscalls %.1f → %.1f; server busy %.0f%% → %.0f%%, load generator busy %.0f%% → %.0f%% of its CPU\n",
 			p, cpu0, cpu1, sys0, sys1, w0, w1, 100*r.ServerWithout.busy(), 100*r.ServerWith.busy(), 100*r.LoadWithout.busy(), 100*r.LoadWith.busy())
 	}
+	if r.Delivered > 0 && r.DeliveredWith > 0 && r.CreatesWithout > 0 {
+		cpu, _, writes := r.ServerRate.perOp(int64(r.Delivered))
+		fanout, fanoutWrites := r.fanoutPerEvent()
+		fmt.Fprintf(w, "%sper delivered event: server CPU %.2f µs and %.3f write syscalls at %d changes/s (the changes' own cost included); %.2f µs and %.3f write syscalls during the creates with the subscribers (%d events; the creates' own cost, as measured without the subscribers, taken out)\n",
+			p, cpu, writes, r.Rate, fanout, fanoutWrites, r.DeliveredWith)
+	}
 	if r.Dropped > 0 {
 		fmt.Fprintf(w, "%s%d of the %d streams ended by the server before the end, first: %s\n", p, r.Dropped, r.Subscribers, r.FirstDropped)
 	}
 	if r.Errors > 0 {
 		fmt.Fprintf(w, "%s%d errors, first: %s\n", p, r.Errors, r.FirstError)
 	}
+}
+
+// fanoutPerEvent is the server CPU (µs) and write syscalls that each event
+// delivered during the creates with the subscribers cost beyond the creates
+// themselves, at their cost without the subscribers.
+func (r realtimeResult) fanoutPerEvent() (cpuMicros, writes float64) {
+	cpu0, _, w0 := r.ServerWithout.perOp(r.CreatesWithout)
+	n := float64(r.DeliveredWith)
+	cpuMicros = (float64(r.ServerWith.cpu.Microseconds()) - cpu0*float64(r.Creates)) / n
+	writes = (float64(r.ServerWith.writes) - w0*float64(r.Creates)) / n
+	return cpuMicros, writes
 }
 
 // pid is the process id, as /proc names it.
@@ -182,10 +204,13 @@ func measureRealtime(ctx context.Context, srv *process, fx *fixture, o options, 
 	var (
 		measuring atomic.Bool
 		received  atomic.Int64
-		latMu     sync.Mutex
-		lats      = make([]time.Duration, 0, realtimeSubs*realtimeRate*int(d/time.Second+1)/len(fx.tokens))
-		opened    sync.WaitGroup
-		readers   sync.WaitGroup
+		// counting: the events received are counted (frames), not timed.
+		counting atomic.Bool
+		frames   atomic.Int64
+		latMu    sync.Mutex
+		lats     = make([]time.Duration, 0, realtimeSubs*realtimeRate*int(d/time.Second+1)/len(fx.tokens))
+		opened   sync.WaitGroup
+		readers  sync.WaitGroup
 		// dropped counts the streams the server ended while they were
 		// still wanted (SLOW_CONSUMER): the creates that follow then reach
 		// fewer subscribers, and their rate says nothing of the row.
@@ -223,6 +248,9 @@ func measureRealtime(ctx context.Context, srv *process, fx *fixture, o options, 
 					return
 				}
 				data, ok := bytes.CutPrefix(line, []byte("data: "))
+				if ok && counting.Load() {
+					frames.Add(1)
+				}
 				if !ok || !measuring.Load() {
 					continue
 				}
@@ -250,6 +278,7 @@ func measureRealtime(ctx context.Context, srv *process, fx *fixture, o options, 
 	}
 
 	progress("realtime: %d changes/s for %s", realtimeRate, d)
+	srvRate := readUsage(srv.pid())
 	measuring.Store(true)
 	tick := time.NewTicker(time.Second / realtimeRate)
 	end := time.After(d)
@@ -291,6 +320,7 @@ loop:
 		time.Sleep(10 * time.Millisecond)
 	}
 	measuring.Store(false)
+	r.ServerRate = readUsage(srv.pid()).since(srvRate)
 	r.Delivered = int(received.Load())
 	r.RSSWith = srv.currentRSS()
 	latMu.Lock()
@@ -306,8 +336,11 @@ loop:
 		profDone = prof.cpu(ctx, "server", "realtime", d)
 	}
 	srv0, load0 = readUsage(srv.pid()), readUsage("self")
+	counting.Store(true)
 	r.Create, r.Creates = createRate(ctx, client, srv.base, fx, o.conns, d, &errs)
 	r.ServerWith, r.LoadWith = readUsage(srv.pid()).since(srv0), readUsage("self").since(load0)
+	counting.Store(false)
+	r.DeliveredWith = frames.Load()
 	if profDone != nil {
 		if err := <-profDone; err != nil {
 			return r, err

@@ -1,0 +1,327 @@
+package events_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/acme/itemsvc/internal/apperr"
+	"github.com/acme/itemsvc/internal/config"
+	"github.com/acme/itemsvc/internal/events"
+	"github.com/acme/itemsvc/internal/testutil"
+	"github.com/acme/itemsvc/internal/viewer"
+)
+
+// wait bounds every wait of these tests for something observable.
+const wait = 10 * time.Second
+
+// feed is a hub of its own over a test server's database: it reads the
+// outbox when the test says so (Notify after a write; the poll is an hour
+// away), so that what a read holds is up to the test.
+type feed struct {
+	t    *testing.T
+	env  *testutil.Env
+	hub  *events.Hub
+	stop context.CancelFunc
+	done chan struct{}
+}
+
+func newFeed(t *testing.T, opts events.Options) *feed {
+	t.Helper()
+	// The tests write a few hundred items with one key.
+	env := testutil.New(t, testutil.WithConfig(func(c *config.Config) {
+		c.RateLimitPerMinute, c.RateLimitPerHour = 100_000, 100_000
+	}))
+	opts.PollInterval = time.Hour
+	hub := events.New(env.App.DB.Client, opts)
+	ctx, stop := context.WithCancel(context.Background())
+	f := &feed{t: t, env: env, hub: hub, stop: stop, done: make(chan struct{})}
+	go func() { defer close(f.done); hub.Run(ctx) }()
+	t.Cleanup(func() { stop(); <-f.done })
+	return f
+}
+
+// as is the viewer of an actor.
+func as(a testutil.Actor, role viewer.Role) viewer.Viewer {
+	return viewer.Viewer{UserID: a.UserID, KeyID: a.KeyID, Role: role}
+}
+
+// subscribe opens a stream as v, closed at the end of the test.
+func (f *feed) subscribe(v viewer.Viewer, filter events.Filter) *events.Subscription {
+	f.t.Helper()
+	s, err := f.hub.Subscribe(context.Background(), v, filter)
+	if err != nil {
+		f.t.Fatalf("subscribe: %v", err)
+	}
+	f.t.Cleanup(s.Close)
+	return s
+}
+
+// create makes one item per name as a, then wakes the hub once.
+func (f *feed) create(a testutil.Actor, names ...string) {
+	f.t.Helper()
+	for _, n := range names {
+		f.env.CreateItem(a, n)
+	}
+	f.hub.Notify()
+}
+
+// next is the stream's next event, failing the test after wait.
+func next(t *testing.T, s *events.Subscription) events.Event {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	ev, err := s.Next(ctx)
+	if err != nil {
+		t.Fatalf("next event: %v", err)
+	}
+	return ev
+}
+
+// itemName is the name of the item an event carries.
+func itemName(ev events.Event) string {
+	var it struct{ Name string }
+	_ = json.Unmarshal(ev.Item, &it)
+	return it.Name
+}
+
+// names reads n events and returns their items' names, checking that their
+// seqs rise.
+func names(t *testing.T, s *events.Subscription, n int) []string {
+	t.Helper()
+	var out []string
+	var last int64
+	for range n {
+		ev := next(t, s)
+		if ev.Seq <= last {
+			t.Fatalf("event %s has seq %d after %d", ev.ID, ev.Seq, last)
+		}
+		last = ev.Seq
+		out = append(out, itemName(ev))
+	}
+	return out
+}
+
+// noMore fails if an event is at hand.
+func noMore(t *testing.T, s *events.Subscription) {
+	t.Helper()
+	if ev, ok := s.TryNext(); ok {
+		t.Fatalf("unexpected event %s (%s)", ev.ID, itemName(ev))
+	}
+}
+
+func seq(prefix string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("%s%d", prefix, i)
+	}
+	return out
+}
+
+func TestFanOut(t *testing.T) {
+	f := newFeed(t, events.Options{FlushInterval: -1})
+	env := f.env
+	alice := f.subscribe(as(env.Alice, viewer.RoleUser), events.Filter{})
+	bob := f.subscribe(as(env.Bob, viewer.RoleUser), events.Filter{})
+	admin := f.subscribe(as(env.Admin, viewer.RoleAdmin), events.Filter{})
+	created := f.subscribe(as(env.Alice, viewer.RoleUser), events.Filter{Types: []string{"item.created"}})
+
+	var all []string
+	for i := range 5 {
+		a, b := fmt.Sprintf("a%d", i), fmt.Sprintf("b%d", i)
+		f.env.CreateItem(env.Alice, a)
+		f.env.CreateItem(env.Bob, b)
+		all = append(all, a, b)
+	}
+	// One read of the outbox takes all ten events.
+	f.hub.Notify()
+	id := env.CreateItem(env.Alice, "a5")
+	if r := env.Do(testutil.Request{Method: "DELETE", Path: "/v1/items/" + id, Token: env.Alice.Token}); r.Status/100 != 2 {
+		t.Fatalf("delete: %d %s", r.Status, r.Body)
+	}
+	f.hub.Notify()
+	all = append(all, "a5", "a5")
+
+	for _, tc := range []struct {
+		name string
+		s    *events.Subscription
+		want []string
+	}{
+		{"owner sees their events in order", alice, append(seq("a", 6), "a5")},
+		{"another user sees only theirs", bob, seq("b", 5)},
+		{"an admin sees every event in order", admin, all},
+		{"a type filter keeps its types", created, seq("a", 6)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := names(t, tc.s, len(tc.want))
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Fatalf("got %v, want %v", got, tc.want)
+			}
+			noMore(t, tc.s)
+		})
+	}
+}
+
+func TestReplayThenLive(t *testing.T) {
+	f := newFeed(t, events.Options{FlushInterval: -1, Buffer: 1000})
+	env := f.env
+	// The admin's stream from now on records every event's seq.
+	admin := f.subscribe(as(env.Admin, viewer.RoleAdmin), events.Filter{})
+	f.create(env.Alice, "a0", "a1")
+	cursor := next(t, admin).Seq // a0: the client has it
+	next(t, admin)
+	// More than one replay page (200) waits past the cursor.
+	f.create(env.Alice, seq("r", 210)...)
+	want := append([]string{"a1"}, seq("r", 210)...)
+
+	s := f.subscribe(as(env.Alice, viewer.RoleUser), events.Filter{After: cursor})
+	// While the stream replays, more events are written: each must come
+	// once, in order, replayed or live.
+	writes := make(chan error, 1)
+	go func() {
+		for i := range 30 {
+			r := env.Do(testutil.Request{Method: "POST", Path: "/v1/items", Token: env.Alice.Token, Body: map[string]any{"name": fmt.Sprintf("l%d", i)}})
+			if r.Status != 201 {
+				writes <- fmt.Errorf("create: %d %s", r.Status, r.Body)
+				return
+			}
+			f.hub.Notify()
+		}
+		writes <- nil
+	}()
+	want = append(want, seq("l", 30)...)
+	got := names(t, s, len(want))
+	if err := <-writes; err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("got %v,\nwant %v", got, want)
+	}
+	noMore(t, s)
+	// And live after the hand-over.
+	f.create(env.Alice, "after")
+	if got := names(t, s, 1); got[0] != "after" {
+		t.Fatalf("live event after replay: %v", got)
+	}
+	noMore(t, s)
+}
+
+func TestSlowConsumer(t *testing.T) {
+	f := newFeed(t, events.Options{FlushInterval: -1, Buffer: 4})
+	env := f.env
+	slow := f.subscribe(as(env.Alice, viewer.RoleUser), events.Filter{})
+	keeping := f.subscribe(as(env.Alice, viewer.RoleUser), events.Filter{})
+
+	// Four events fill the slow stream's buffer; the stream that keeps up
+	// takes them. The next event finds the slow one full.
+	f.create(env.Alice, seq("a", 4)...)
+	got := names(t, keeping, 4)
+	f.create(env.Alice, "a4")
+	got = append(got, names(t, keeping, 1)...)
+	select {
+	case <-slow.Ended():
+	case <-time.After(wait):
+		t.Fatal("the slow stream was not ended")
+	}
+	var e *apperr.Error
+	if !errors.As(slow.Err(), &e) || e.Code != apperr.CodeSlowConsumer {
+		t.Fatalf("ended with %v, want SLOW_CONSUMER", slow.Err())
+	}
+	// It still hands out what it had queued, then the reason.
+	if got := names(t, slow, 4); fmt.Sprint(got) != fmt.Sprint(seq("a", 4)) {
+		t.Fatalf("queued before the end: %v", got)
+	}
+	if _, err := slow.Next(context.Background()); !errors.As(err, &e) || e.Code != apperr.CodeSlowConsumer {
+		t.Fatalf("next after the queue: %v, want SLOW_CONSUMER", err)
+	}
+	// A stream that keeps up is not touched.
+	if fmt.Sprint(got) != fmt.Sprint(seq("a", 5)) {
+		t.Fatalf("the stream that keeps up got %v", got)
+	}
+	if n := f.hub.Subscribers(); n != 1 {
+		t.Fatalf("%d subscribers, want 1", n)
+	}
+}
+
+func TestStreamsPerKey(t *testing.T) {
+	f := newFeed(t, events.Options{PerKey: 2})
+	alice, bob := as(f.env.Alice, viewer.RoleUser), as(f.env.Bob, viewer.RoleUser)
+	first := f.subscribe(alice, events.Filter{})
+	f.subscribe(alice, events.Filter{})
+	_, err := f.hub.Subscribe(context.Background(), alice, events.Filter{})
+	var e *apperr.Error
+	if !errors.As(err, &e) || e.Code != apperr.CodeRateLimited {
+		t.Fatalf("third stream of a key: %v, want RATE_LIMITED", err)
+	}
+	// Another key is not counted with it.
+	f.subscribe(bob, events.Filter{})
+	// Closing one frees its place.
+	first.Close()
+	f.subscribe(alice, events.Filter{})
+}
+
+func TestShutdown(t *testing.T) {
+	f := newFeed(t, events.Options{})
+	alice := as(f.env.Alice, viewer.RoleUser)
+	s := f.subscribe(alice, events.Filter{})
+	f.stop()
+	select {
+	case <-f.done:
+	case <-time.After(wait):
+		t.Fatal("Run did not return")
+	}
+	if _, err := s.Next(context.Background()); !errors.Is(err, events.ErrShutdown) {
+		t.Fatalf("open stream: %v, want ErrShutdown", err)
+	}
+	if _, err := f.hub.Subscribe(context.Background(), alice, events.Filter{}); !errors.Is(err, events.ErrShutdown) {
+		t.Fatalf("new stream: %v, want ErrShutdown", err)
+	}
+}
+
+func TestLingerBatches(t *testing.T) {
+	const interval = 2 * time.Second
+	f := newFeed(t, events.Options{FlushInterval: interval})
+	env := f.env
+	s := f.subscribe(as(env.Alice, viewer.RoleUser), events.Filter{})
+	ctx := context.Background()
+
+	f.create(env.Alice, "a0")
+	next(t, s)
+	start := time.Now()
+	s.Linger(ctx) // the first batch after a quiet spell goes out at once
+	if d := time.Since(start); d >= interval {
+		t.Fatalf("the first batch was held %s", d)
+	}
+	noMore(t, s)
+
+	// Four events in one read: the writer wakes on the first and, held
+	// until the flush deadline, takes the rest with it.
+	f.create(env.Alice, "a1", "a2", "a3", "a4")
+	next(t, s)
+	s.Linger(ctx)
+	if d := time.Since(start); d < interval {
+		t.Fatalf("the second batch came %s after the first, before the flush interval %s", d, interval)
+	}
+	var got []string
+	for ev, ok := s.TryNext(); ok; ev, ok = s.TryNext() {
+		got = append(got, itemName(ev))
+	}
+	if fmt.Sprint(got) != fmt.Sprint([]string{"a2", "a3", "a4"}) {
+		t.Fatalf("batch after linger: %v", got)
+	}
+
+	// A stream that ends is not held.
+	f.create(env.Alice, "a5")
+	next(t, s)
+	done := make(chan struct{})
+	go func() { defer close(done); s.Linger(ctx) }()
+	s.Close()
+	select {
+	case <-done:
+	case <-time.After(wait):
+		t.Fatal("Linger held a closed stream")
+	}
+}
