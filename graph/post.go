@@ -23,7 +23,12 @@ import (
 // response with json.Marshal, which re-reads and copies the whole data
 // (a json.RawMessage is compacted and validated on the way out): for a page
 // of items that was a sixth of the request's CPU.
-type postTransport struct{}
+type postTransport struct {
+	// pooled: the executor writes the response's data into a buffer of
+	// serial's pool (the rewritten executor, fastPaths), which Do gives
+	// back once written. gqlgen's own executor's data is left alone.
+	pooled bool
+}
 
 var _ graphql.Transport = postTransport{}
 
@@ -42,7 +47,7 @@ func (postTransport) Supports(r *http.Request) bool {
 }
 
 // Do implements graphql.Transport.
-func (postTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+func (t postTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	ctx := r.Context()
 	contentType := responseMediaType(r.Header.Get("Accept"))
 	w.Header().Set("Content-Type", contentType)
@@ -86,9 +91,11 @@ func (postTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gra
 		resp = &graphql.Response{Data: json.RawMessage("null")}
 	}
 	writeResponse(w, resp)
-	// The executor wrote the data into a buffer of serial's pool
-	// (graph/gqlgen.go); nothing reads it after this.
-	serial.Release(resp.Data)
+	if t.pooled {
+		// The executor wrote the data into a buffer of serial's pool
+		// (graph/internal/gqlrewrite); nothing reads it after this.
+		serial.Release(resp.Data)
+	}
 }
 
 // responseMediaType is transport.POST's choice of response media type by
