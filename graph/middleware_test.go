@@ -24,7 +24,7 @@ type fieldRecorder struct {
 	seen map[string]int
 }
 
-func (*fieldRecorder) ExtensionName() string                  { return "fieldRecorder" }
+func (*fieldRecorder) ExtensionName() string                   { return "fieldRecorder" }
 func (*fieldRecorder) Validate(graphql.ExecutableSchema) error { return nil }
 func (r *fieldRecorder) InterceptField(ctx context.Context, next graphql.Resolver) (any, error) {
 	fc := graphql.GetFieldContext(ctx)
