@@ -447,7 +447,8 @@ func callsAnyMethod(body *ast.BlockStmt, name string) bool {
 // copying them as gqlgen wrote them into snapshot (as name.txt, replacing
 // what was there): the tests rewrite that copy and compare the result with
 // dir, so that neither drifts from the other. On a miss, nothing in dir is
-// written.
+// rewritten: it keeps gqlgen's own output, and the snapshot is the output
+// the rewrite is to be brought up to (its tests then show the misses).
 func Dir(dir, snapshot string, schema *gqlast.Schema) (Report, error) {
 	paths, err := filepath.Glob(filepath.Join(dir, "*.go"))
 	if err != nil {
