@@ -25,7 +25,12 @@ import (
 // response with json.Marshal, which re-reads and copies the whole data
 // (a json.RawMessage is compacted and validated on the way out): for a page
 // of items that was a sixth of the request's CPU.
-type postTransport struct{}
+type postTransport struct {
+	// pooled: the executor writes the response's data into a buffer of
+	// serial's pool (the rewritten executor, fastPaths), which Do gives
+	// back once written. gqlgen's own executor's data is left alone.
+	pooled bool
+}
 
 var _ graphql.Transport = postTransport{}
 
@@ -44,7 +49,7 @@ func (postTransport) Supports(r *http.Request) bool {
 }
 
 // Do implements graphql.Transport.
-func (postTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+func (t postTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	contentType := responseMediaType(r.Header.Get("Accept"))
 	w.Header().Set("Content-Type", contentType)
 	start := graphql.Now()
@@ -60,7 +65,7 @@ func (postTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gra
 	}
 	params.Headers = r.Header
 	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
-	execute(r.Context(), w, exec, params, contentType)
+	execute(r.Context(), w, exec, params, contentType, t.pooled)
 }
 
 // execute runs a GraphQL-over-HTTP request (GET's or POST's) and answers it
@@ -74,7 +79,7 @@ func (postTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gra
 // that has a status of its own on REST (401, 405, 429, 503) keeps it
 // either way (account.status, statusOverride). The errors carry the
 // contract's codes, as any other.
-func execute(ctx context.Context, w http.ResponseWriter, exec graphql.GraphExecutor, params *graphql.RawParams, contentType string) {
+func execute(ctx context.Context, w http.ResponseWriter, exec graphql.GraphExecutor, params *graphql.RawParams, contentType string, pooled bool) {
 	if strings.TrimSpace(params.Query) == "" {
 		writeRefusal(w, apperr.Validation("query", "is required: the GraphQL document to run"))
 		return
@@ -102,9 +107,11 @@ func execute(ctx context.Context, w http.ResponseWriter, exec graphql.GraphExecu
 		resp = &graphql.Response{Data: json.RawMessage("null")}
 	}
 	writeResponse(w, resp)
-	// The executor wrote the data into a buffer of serial's pool
-	// (graph/gqlgen.go); nothing reads it after this.
-	serial.Release(resp.Data)
+	if pooled {
+		// The executor wrote the data into a buffer of serial's pool
+		// (graph/internal/gqlrewrite); nothing reads it after this.
+		serial.Release(resp.Data)
+	}
 }
 
 // requestError is the response to a request error (one that failed before

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
@@ -36,6 +37,11 @@ type Options struct {
 	// RequestTimeout bounds every query and mutation, whatever its
 	// transport (REQUEST_TIMEOUT; deadline.go); zero bounds none.
 	RequestTimeout time.Duration
+	// Extensions are gqlgen handler extensions used after the server's own
+	// (a tracer, entgql.Transactioner). A field middleware among them
+	// needs gqlgen's own executor: on the rewritten one NewServer panics
+	// (guardedServer).
+	Extensions []graphql.HandlerExtension
 }
 
 // queryCacheSize is how many parsed documents are kept: clients send the
@@ -48,7 +54,8 @@ const queryCacheSize = 1000
 // transport.go), bounded in size, depth and cost (limits.go), with
 // introspection, every error presented with the REST codes (a refused input
 // value naming its field: inputerrors.go) and every panic recovered as
-// INTERNAL_ERROR.
+// INTERNAL_ERROR. It panics if a field middleware is registered on the
+// rewritten executor, which would not call it (guardedServer).
 func NewServer(svc *service.Service, opts Options) http.Handler {
 	if opts.MaxDepth <= 0 {
 		opts.MaxDepth = 10
@@ -60,10 +67,10 @@ func NewServer(svc *service.Service, opts Options) http.Handler {
 		opts.Logger = slog.Default()
 	}
 	es := generated.NewExecutableSchema(generated.Config{Resolvers: NewResolver(svc)})
-	srv := handler.New(es)
-	srv.AddTransport(getTransport{})
+	srv := guardedServer{Server: handler.New(es), fastPaths: fastPaths(es)}
+	srv.AddTransport(getTransport{pooled: srv.fastPaths})
 	srv.AddTransport(sseTransport{transport.SSE{KeepAlivePingInterval: keepAlive}}) // before POST, which would take its requests
-	srv.AddTransport(postTransport{})
+	srv.AddTransport(postTransport{pooled: srv.fastPaths})
 	srv.AddTransport(websocketTransport(svc, opts.WebSocketOrigins, opts.WebSocketInitTimeout))
 	srv.AddTransport(unsupported{}) // last: it takes whatever the others do not
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](queryCacheSize))
@@ -83,5 +90,8 @@ func NewServer(svc *service.Service, opts Options) http.Handler {
 	srv.AroundOperations(endWithError(p))
 	srv.SetErrorPresenter(p.present)
 	srv.SetRecoverFunc(p.recover)
+	for _, ext := range opts.Extensions {
+		srv.Use(ext)
+	}
 	return srv
 }

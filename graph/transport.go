@@ -29,8 +29,12 @@ import (
 // for the mutation over GET, from inside it once the operation is known.
 
 // getTransport is gqlgen's GET transport, with its own refusals checked
-// first and with a mutation refused by queriesOverGET.
-type getTransport struct{ transport.GET }
+// first and with a mutation refused by queriesOverGET. pooled: the
+// executor writes into serial's buffers (postTransport.pooled).
+type getTransport struct {
+	transport.GET
+	pooled bool
+}
 
 // overGETKey marks the context of a GET request for queriesOverGET; its
 // value is the response writer whose status a refusal sets.
@@ -63,7 +67,7 @@ func (t getTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 	}
 	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
 	sw := &statusOverride{ResponseWriter: w}
-	execute(context.WithValue(r.Context(), overGETKey{}, sw), sw, exec, params, contentType)
+	execute(context.WithValue(r.Context(), overGETKey{}, sw), sw, exec, params, contentType, t.pooled)
 }
 
 // statusOverride writes status instead of the one gqlgen chooses, once set.

@@ -1412,3 +1412,8 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 	}
 	return nil, fmt.Errorf("no field named %q was found under type __Type", field.Name)
 }
+
+// SerialFastPaths reports that graph/internal/gqlrewrite rewrote this executor
+// onto graph/serial: fields read from their objects skip field middleware,
+// and the response's data is written into a buffer of serial's pool.
+func (e *executableSchema) SerialFastPaths() bool { return true }

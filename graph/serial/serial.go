@@ -388,9 +388,9 @@ func withElementContext(ctx context.Context, parent *graphql.FieldContext, e *el
 // generated resolver is `return obj.Field, nil`, with no directive): the
 // value cannot fail, so the field context, the panic guard and the field
 // middleware gqlgen wraps around every field would only cost. The
-// generator (graph/gqlgen.go) points such fields here. The server
-// registers no field middleware (errors are mapped by the presenter), so
-// none is skipped; one added later would not see these fields.
+// generator (graph/gqlgen.go) points such fields here. A field middleware
+// would not see these fields: the server refuses to start with one on the
+// rewritten executor (graph.NewServer; docs/development.md).
 func Value[T any](ctx context.Context, field graphql.CollectedField, v T,
 	marshal func(ctx context.Context, sel ast.SelectionSet, v T) graphql.Marshaler,
 ) graphql.Marshaler {
@@ -566,8 +566,8 @@ func releaseBuffer(buf *bytes.Buffer) {
 // panic turned into an error, but without the resolver, middleware and
 // result closures gqlgen allocates around a value that is already there.
 // A nil object reaches marshal, which reports a non-null field as null, as
-// it does through gqlgen. As for Value, the server has no field middleware
-// that these fields would skip.
+// it does through gqlgen. As for Value, a field middleware would skip these
+// fields, which is why the server refuses one on the rewritten executor.
 //
 // object is the type the field belongs to (the generated fieldContext
 // function's FieldContext.Object). On a list element (an edge of a page),
