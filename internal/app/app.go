@@ -172,6 +172,7 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, db *databas
 		Relay:        relay,
 		Logger:       log,
 		Metrics:      a.Metrics,
+		Concurrent:   db.Dialect == "postgres",
 	})
 	sopts.Events = hub
 	prev := sopts.OnCommit
