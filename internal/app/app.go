@@ -88,7 +88,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts Options)
 	if err != nil {
 		return nil, err
 	}
-	db, err := database.Open(ctx, cfg.DatabaseURL)
+	db, err := database.OpenWith(ctx, cfg.DatabaseURL, cfg.DatabaseMaxConns)
 	if err != nil {
 		return nil, err
 	}
