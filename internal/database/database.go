@@ -174,8 +174,10 @@ func sqliteDSN(path string, busy time.Duration) string {
 	return "file:" + path + "?" + params.Encode()
 }
 
-// openPostgres opens a pool of up to maxConns connections, half of them kept
-// idle. Writers no longer wait for each other to commit (the event order,
+// openPostgres opens a pool of up to maxConns connections, all of them kept
+// when idle (until ConnMaxIdleTime): with fewer kept, a burst of requests
+// closes the connections it returns past that number and opens new ones
+// (a PostgreSQL process each, several round trips) for the next. Writers no longer wait for each other to commit (the event order,
 // ent/schema/itemevents.go), so a request holds its connection for its own
 // round trips only: over a slow link more connections carry more writes.
 func openPostgres(dsn string, maxConns int) (*sql.DB, error) {
@@ -184,7 +186,7 @@ func openPostgres(dsn string, maxConns int) (*sql.DB, error) {
 		return nil, fmt.Errorf("open postgres: %w", err)
 	}
 	db.SetMaxOpenConns(maxConns)
-	db.SetMaxIdleConns(max(1, maxConns/2))
+	db.SetMaxIdleConns(maxConns)
 	db.SetConnMaxIdleTime(5 * time.Minute)
 	db.SetConnMaxLifetime(time.Hour)
 	return db, nil

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -17,7 +18,7 @@ import (
 type delayProxy struct {
 	ln      net.Listener
 	target  string
-	latency time.Duration
+	latency atomic.Int64 // nanoseconds; set changes it
 	wg      sync.WaitGroup
 }
 
@@ -28,11 +29,18 @@ func startDelayProxy(target string, latency time.Duration) (*delayProxy, error) 
 	if err != nil {
 		return nil, err
 	}
-	p := &delayProxy{ln: ln, target: target, latency: latency}
+	p := &delayProxy{ln: ln, target: target}
+	p.set(latency)
 	p.wg.Add(1)
 	go p.serve()
 	return p, nil
 }
+
+// set changes the delay each way for the chunks read from now on: the
+// pgwrites row measures one server through the delayed link and, in turns,
+// through the same proxy without delay (a second server would hold a
+// second pool of connections, past what PostgreSQL allows by default).
+func (p *delayProxy) set(latency time.Duration) { p.latency.Store(int64(latency)) }
 
 // addr is where the proxy listens (host:port).
 func (p *delayProxy) addr() string { return p.ln.Addr().String() }
@@ -95,7 +103,7 @@ func (p *delayProxy) pipe(dst, src net.Conn) {
 		buf := make([]byte, 32<<10)
 		n, err := src.Read(buf)
 		if n > 0 {
-			queue <- chunk{b: buf[:n], at: time.Now().Add(p.latency)}
+			queue <- chunk{b: buf[:n], at: time.Now().Add(time.Duration(p.latency.Load()))}
 		}
 		if err != nil {
 			close(queue)

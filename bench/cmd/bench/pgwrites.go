@@ -14,9 +14,12 @@ import (
 )
 
 // The pgwrites row (issue 28): POST /v1/items on PostgreSQL, the server
-// reaching the database directly and through a link with -pg-latency each
-// way (delayProxy), in alternating turns, at 8 and 64 connections (the load's
-// and the server's pool, DATABASE_MAX_CONNS), for many owners and for one.
+// reaching the database through a link with -pg-latency each way
+// (delayProxy) and, in alternating turns, through the same proxy without
+// delay (the direct link), at 8 and 64 connections (the load's and the
+// server's pool, DATABASE_MAX_CONNS), for many owners and for one. One
+// server per connection count: two pools of 64 would pass PostgreSQL's
+// default max_connections (100).
 // The targets: through the link at 64 connections ≥ 0.7× the direct link,
 // and at 64 connections ≥ at 8: writers must not queue on one another
 // across the cluster.
@@ -43,8 +46,8 @@ type pgWritesResult struct {
 	Skipped string
 }
 
-// measurePGWrites runs the row: for each connection count a server on the
-// direct link and one through the proxy, each with a pool of that size.
+// measurePGWrites runs the row: for each connection count a server with a
+// pool of that size, through the proxy.
 func measurePGWrites(ctx context.Context, db *database, bin, work string, pin pinning, o options, progress func(string, ...any)) (pgWritesResult, error) {
 	res := pgWritesResult{Latency: o.pgLatency}
 	if db.dialect != "postgres" {
@@ -75,7 +78,7 @@ func measurePGWrites(ctx context.Context, db *database, bin, work string, pin pi
 	}
 	var tokens []string
 	for _, conns := range pgWritesConns {
-		cs, err := measurePGWritesAt(ctx, db, linked.String(), bin, work, pin, o, conns, keys, &tokens, progress)
+		cs, err := measurePGWritesAt(ctx, proxy, linked.String(), bin, work, pin, o, conns, keys, &tokens, progress)
 		if err != nil {
 			return res, err
 		}
@@ -84,26 +87,18 @@ func measurePGWrites(ctx context.Context, db *database, bin, work string, pin pi
 	return res, nil
 }
 
-// measurePGWritesAt measures the row's cases at conns connections, with
-// servers of their own (a pool of conns), stopped at the end.
-func measurePGWritesAt(ctx context.Context, db *database, linkedURL, bin, work string, pin pinning, o options, conns int, keys []string, tokens *[]string, progress func(string, ...any)) ([]pgWritesCase, error) {
-	var procs []*process
-	defer func() {
-		for _, p := range procs {
-			p.stop()
-		}
-	}()
-	for i, dsn := range []string{linkedURL, db.url} {
-		env := append(serverEnv(dsn), "DATABASE_MAX_CONNS="+strconv.Itoa(conns))
-		p, err := startProcess(ctx, fmt.Sprintf("pgwrites-%d-%d", conns, i), pin.serverCPU, work, env, bin, "serve")
-		if err != nil {
-			return nil, err
-		}
-		procs = append(procs, p)
+// measurePGWritesAt measures the row's cases at conns connections, with a
+// server of its own (a pool of conns) through proxy, stopped at the end.
+func measurePGWritesAt(ctx context.Context, proxy *delayProxy, linkedURL, bin, work string, pin pinning, o options, conns int, keys []string, tokens *[]string, progress func(string, ...any)) ([]pgWritesCase, error) {
+	env := append(serverEnv(linkedURL), "DATABASE_MAX_CONNS="+strconv.Itoa(conns))
+	srv, err := startProcess(ctx, fmt.Sprintf("pgwrites-%d", conns), pin.serverCPU, work, env, bin, "serve")
+	if err != nil {
+		return nil, err
 	}
+	defer srv.stop()
 	if *tokens == nil {
 		for _, key := range keys {
-			tok, err := loginKey(ctx, procs[1].base, key)
+			tok, err := loginKey(ctx, srv.base, key)
 			if err != nil {
 				return nil, err
 			}
@@ -116,7 +111,11 @@ func measurePGWritesAt(ctx context.Context, db *database, linkedURL, bin, work s
 		r := pgWritesRow((*tokens)[:owners])
 		oc := o
 		oc.conns = conns
-		ms, err := measureRow(ctx, []contender{{procs[0], r}, {procs[1], r}}, &fixture{}, oc, nil)
+		cs := []contender{
+			{p: srv, r: r, before: func() { proxy.set(o.pgLatency) }},
+			{p: srv, r: r, before: func() { proxy.set(0) }},
+		}
+		ms, err := measureRow(ctx, cs, &fixture{}, oc, nil)
 		if err != nil {
 			return nil, fmt.Errorf("pgwrites: %w", err)
 		}
