@@ -44,7 +44,7 @@ func (Event) Fields() []ent.Field {
 		// The transaction that wrote the event, on PostgreSQL: its
 		// pg_current_xact_id() (64 bits, never wraps). Feeds order events
 		// by (xid, seq) and show only those of transactions older than
-		// every one still open (internal/events, published.go), so that no
+		// every one still open (internal/events, order.go), so that no
 		// event ever appears before one already shown. 0 on SQLite, whose
 		// writers are serial, and on events from before the column.
 		field.Int64("xid").

@@ -131,9 +131,9 @@ func recordEvents(ctx context.Context, m *gen.ItemMutation, typ string, items ..
 		first = last - int64(len(items)) + 1
 	}
 	t := event.DefaultCreatedAt()
-	per := 6
+	per := 7 // arguments of a row: see insertEventsSQL
 	if serial {
-		per = 8
+		per = 9
 	}
 	args := make([]any, 0, per*len(items))
 	for i, it := range items {
@@ -162,7 +162,7 @@ func recordEvents(ctx context.Context, m *gen.ItemMutation, typ string, items ..
 // transaction's id, seq to the next number of the sequence event_seq. Neither
 // waits for another writer (a sequence hands out numbers without a lock held
 // to commit), which is what lets writers on every replica run side by side;
-// the feeds' order comes from reading them (internal/events, published.go).
+// the feeds' order comes from reading them (internal/events, order.go).
 func insertEventsSQL(d string, rows int) string {
 	return statement(statementShape{"events", d, rows}, func() string {
 		ins := sql.Dialect(d).Insert(event.Table).
