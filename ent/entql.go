@@ -104,6 +104,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			event.FieldUserID:       {Type: field.TypeString, Column: event.FieldUserID},
 			event.FieldItemID:       {Type: field.TypeString, Column: event.FieldItemID},
 			event.FieldData:         {Type: field.TypeString, Column: event.FieldData},
+			event.FieldXid:          {Type: field.TypeInt64, Column: event.FieldXid},
 			event.FieldSeq:          {Type: field.TypeInt64, Column: event.FieldSeq},
 			event.FieldDispatchedAt: {Type: field.TypeTime, Column: event.FieldDispatchedAt},
 		},
@@ -738,6 +739,11 @@ func (f *EventFilter) WhereItemID(p entql.StringP) {
 // WhereData applies the entql string predicate on the data field.
 func (f *EventFilter) WhereData(p entql.StringP) {
 	f.Where(p.Field(event.FieldData))
+}
+
+// WhereXid applies the entql int64 predicate on the xid field.
+func (f *EventFilter) WhereXid(p entql.Int64P) {
+	f.Where(p.Field(event.FieldXid))
 }
 
 // WhereSeq applies the entql int64 predicate on the seq field.

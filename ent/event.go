@@ -29,6 +29,8 @@ type Event struct {
 	ItemID string `json:"item_id,omitempty"`
 	// Data holds the value of the "data" field.
 	Data string `json:"data,omitempty"`
+	// Xid holds the value of the "xid" field.
+	Xid int64 `json:"xid,omitempty"`
 	// Seq holds the value of the "seq" field.
 	Seq int64 `json:"seq,omitempty"`
 	// DispatchedAt holds the value of the "dispatched_at" field.
@@ -64,7 +66,7 @@ func (*Event) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case event.FieldSeq:
+		case event.FieldXid, event.FieldSeq:
 			values[i] = new(sql.NullInt64)
 		case event.FieldID, event.FieldType, event.FieldUserID, event.FieldItemID, event.FieldData:
 			values[i] = new(sql.NullString)
@@ -126,6 +128,12 @@ func (_m *Event) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field data", values[i])
 			} else if value.Valid {
 				_m.Data = value.String
+			}
+		case event.FieldXid:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field xid", values[i])
+			} else if value.Valid {
+				_m.Xid = value.Int64
 			}
 		case event.FieldSeq:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
@@ -198,6 +206,9 @@ func (_m *Event) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("data=")
 	builder.WriteString(_m.Data)
+	builder.WriteString(", ")
+	builder.WriteString("xid=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Xid))
 	builder.WriteString(", ")
 	builder.WriteString("seq=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Seq))

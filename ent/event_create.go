@@ -76,6 +76,20 @@ func (_c *EventCreate) SetData(v string) *EventCreate {
 	return _c
 }
 
+// SetXid sets the "xid" field.
+func (_c *EventCreate) SetXid(v int64) *EventCreate {
+	_c.mutation.SetXid(v)
+	return _c
+}
+
+// SetNillableXid sets the "xid" field if the given value is not nil.
+func (_c *EventCreate) SetNillableXid(v *int64) *EventCreate {
+	if v != nil {
+		_c.SetXid(*v)
+	}
+	return _c
+}
+
 // SetSeq sets the "seq" field.
 func (_c *EventCreate) SetSeq(v int64) *EventCreate {
 	_c.mutation.SetSeq(v)
@@ -176,6 +190,10 @@ func (_c *EventCreate) defaults() error {
 		v := event.DefaultUpdatedAt()
 		_c.mutation.SetUpdatedAt(v)
 	}
+	if _, ok := _c.mutation.Xid(); !ok {
+		v := event.DefaultXid
+		_c.mutation.SetXid(v)
+	}
 	if _, ok := _c.mutation.ID(); !ok {
 		if event.DefaultID == nil {
 			return fmt.Errorf("ent: uninitialized event.DefaultID (forgotten import ent/runtime?)")
@@ -205,6 +223,9 @@ func (_c *EventCreate) check() error {
 	}
 	if _, ok := _c.mutation.Data(); !ok {
 		return &ValidationError{Name: "data", err: errors.New(`ent: missing required field "Event.data"`)}
+	}
+	if _, ok := _c.mutation.Xid(); !ok {
+		return &ValidationError{Name: "xid", err: errors.New(`ent: missing required field "Event.xid"`)}
 	}
 	if _, ok := _c.mutation.Seq(); !ok {
 		return &ValidationError{Name: "seq", err: errors.New(`ent: missing required field "Event.seq"`)}
@@ -273,6 +294,10 @@ func (_c *EventCreate) createSpec() (*Event, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Data(); ok {
 		_spec.SetField(event.FieldData, field.TypeString, value)
 		_node.Data = value
+	}
+	if value, ok := _c.mutation.Xid(); ok {
+		_spec.SetField(event.FieldXid, field.TypeInt64, value)
+		_node.Xid = value
 	}
 	if value, ok := _c.mutation.Seq(); ok {
 		_spec.SetField(event.FieldSeq, field.TypeInt64, value)
@@ -411,6 +436,9 @@ func (u *EventUpsertOne) UpdateNewValues() *EventUpsertOne {
 		}
 		if _, exists := u.create.mutation.Data(); exists {
 			s.SetIgnore(event.FieldData)
+		}
+		if _, exists := u.create.mutation.Xid(); exists {
+			s.SetIgnore(event.FieldXid)
 		}
 		if _, exists := u.create.mutation.Seq(); exists {
 			s.SetIgnore(event.FieldSeq)
@@ -678,6 +706,9 @@ func (u *EventUpsertBulk) UpdateNewValues() *EventUpsertBulk {
 			}
 			if _, exists := b.mutation.Data(); exists {
 				s.SetIgnore(event.FieldData)
+			}
+			if _, exists := b.mutation.Xid(); exists {
+				s.SetIgnore(event.FieldXid)
 			}
 			if _, exists := b.mutation.Seq(); exists {
 				s.SetIgnore(event.FieldSeq)

@@ -2894,6 +2894,8 @@ type EventMutation struct {
 	user_id           *string
 	item_id           *string
 	data              *string
+	xid               *int64
+	addxid            *int64
 	seq               *int64
 	addseq            *int64
 	dispatched_at     *time.Time
@@ -3226,6 +3228,62 @@ func (m *EventMutation) ResetData() {
 	m.data = nil
 }
 
+// SetXid sets the "xid" field.
+func (m *EventMutation) SetXid(i int64) {
+	m.xid = &i
+	m.addxid = nil
+}
+
+// Xid returns the value of the "xid" field in the mutation.
+func (m *EventMutation) Xid() (r int64, exists bool) {
+	v := m.xid
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldXid returns the old "xid" field's value of the Event entity.
+// If the Event object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EventMutation) OldXid(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldXid is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldXid requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldXid: %w", err)
+	}
+	return oldValue.Xid, nil
+}
+
+// AddXid adds i to the "xid" field.
+func (m *EventMutation) AddXid(i int64) {
+	if m.addxid != nil {
+		*m.addxid += i
+	} else {
+		m.addxid = &i
+	}
+}
+
+// AddedXid returns the value that was added to the "xid" field in this mutation.
+func (m *EventMutation) AddedXid() (r int64, exists bool) {
+	v := m.addxid
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetXid resets all changes to the "xid" field.
+func (m *EventMutation) ResetXid() {
+	m.xid = nil
+	m.addxid = nil
+}
+
 // SetSeq sets the "seq" field.
 func (m *EventMutation) SetSeq(i int64) {
 	m.seq = &i
@@ -3419,7 +3477,7 @@ func (m *EventMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *EventMutation) Fields() []string {
-	fields := make([]string, 0, 8)
+	fields := make([]string, 0, 9)
 	if m.created_at != nil {
 		fields = append(fields, event.FieldCreatedAt)
 	}
@@ -3437,6 +3495,9 @@ func (m *EventMutation) Fields() []string {
 	}
 	if m.data != nil {
 		fields = append(fields, event.FieldData)
+	}
+	if m.xid != nil {
+		fields = append(fields, event.FieldXid)
 	}
 	if m.seq != nil {
 		fields = append(fields, event.FieldSeq)
@@ -3464,6 +3525,8 @@ func (m *EventMutation) Field(name string) (ent.Value, bool) {
 		return m.ItemID()
 	case event.FieldData:
 		return m.Data()
+	case event.FieldXid:
+		return m.Xid()
 	case event.FieldSeq:
 		return m.Seq()
 	case event.FieldDispatchedAt:
@@ -3489,6 +3552,8 @@ func (m *EventMutation) OldField(ctx context.Context, name string) (ent.Value, e
 		return m.OldItemID(ctx)
 	case event.FieldData:
 		return m.OldData(ctx)
+	case event.FieldXid:
+		return m.OldXid(ctx)
 	case event.FieldSeq:
 		return m.OldSeq(ctx)
 	case event.FieldDispatchedAt:
@@ -3544,6 +3609,13 @@ func (m *EventMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetData(v)
 		return nil
+	case event.FieldXid:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetXid(v)
+		return nil
 	case event.FieldSeq:
 		v, ok := value.(int64)
 		if !ok {
@@ -3566,6 +3638,9 @@ func (m *EventMutation) SetField(name string, value ent.Value) error {
 // this mutation.
 func (m *EventMutation) AddedFields() []string {
 	var fields []string
+	if m.addxid != nil {
+		fields = append(fields, event.FieldXid)
+	}
 	if m.addseq != nil {
 		fields = append(fields, event.FieldSeq)
 	}
@@ -3577,6 +3652,8 @@ func (m *EventMutation) AddedFields() []string {
 // was not set, or was not defined in the schema.
 func (m *EventMutation) AddedField(name string) (ent.Value, bool) {
 	switch name {
+	case event.FieldXid:
+		return m.AddedXid()
 	case event.FieldSeq:
 		return m.AddedSeq()
 	}
@@ -3588,6 +3665,13 @@ func (m *EventMutation) AddedField(name string) (ent.Value, bool) {
 // type.
 func (m *EventMutation) AddField(name string, value ent.Value) error {
 	switch name {
+	case event.FieldXid:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddXid(v)
+		return nil
 	case event.FieldSeq:
 		v, ok := value.(int64)
 		if !ok {
@@ -3648,6 +3732,9 @@ func (m *EventMutation) ResetField(name string) error {
 		return nil
 	case event.FieldData:
 		m.ResetData()
+		return nil
+	case event.FieldXid:
+		m.ResetXid()
 		return nil
 	case event.FieldSeq:
 		m.ResetSeq()

@@ -71,6 +71,7 @@ func TestEventFeed(t *testing.T) {
 	if r := env.Do(testutil.Request{Method: "DELETE", Path: "/v1/items/" + a, Token: env.Alice.Token}); r.Status != 200 {
 		t.Fatalf("delete: %d %s", r.Status, r.Body)
 	}
+	env.WaitPublished()
 	alice, _ := listEvents(t, env, env.Alice.Token, "/v1/events")
 	if got, want := types(alice), "item.deleted:a2,item.updated:a2,item.created:a"; got != want {
 		t.Fatalf("alice's feed = %s, want %s", got, want)
@@ -455,6 +456,7 @@ func subscribe(t *testing.T, env *testutil.Env, as testutil.Actor) *service.Stre
 func TestEventStreamAfterIdle(t *testing.T) {
 	env, srv := streamEnv(t)
 	env.CreateItem(env.Alice, "before any stream")
+	env.WaitPublished() // a stream from now must not get it
 	first := openStream(t, srv, env.Alice.Token, "", "")
 	env.CreateItem(env.Alice, "a")
 	ev := first.next(t)
@@ -466,6 +468,7 @@ func TestEventStreamAfterIdle(t *testing.T) {
 
 	env.CreateItem(env.Alice, "b") // while no stream is open
 	env.CreateItem(env.Alice, "c")
+	env.WaitPublished()
 	now := openStream(t, srv, env.Alice.Token, "", "")
 	waitSubscribers(t, env, 1)
 	env.CreateItem(env.Alice, "d")

@@ -46,7 +46,8 @@ func newQueries(dialect string) queries {
 			`VALUES (?, ?, ?, ?, ?, ?, ?)`,
 		insertEvent: `INSERT INTO events (created_at, updated_at, type, user_id, item_id, data, seq, id) ` +
 			`VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-		// The event's commit order, as ent/schema/itemevents.go takes it.
+		// The event's commit order on SQLite, as ent/schema/itemevents.go
+		// takes it; PostgreSQL's insert takes it itself (below).
 		takeSeq:    `UPDATE settings SET value = CAST(CAST(value AS bigint) + 1 AS text) WHERE id = 'event_seq' RETURNING value`,
 		updateItem: `UPDATE items SET updated_at = ?, name = ?, description = ?, status = ? WHERE id = ?`,
 		addCount: `INSERT INTO item_counts (count, status, user_id) VALUES (?, ?, ?) ` +
@@ -56,6 +57,11 @@ func newQueries(dialect string) queries {
 		for _, s := range []*string{&q.keyState, &q.countOwn, &q.countAll, &q.pageOwn, &q.pageAll, &q.getOwn, &q.getAll, &q.insertItem, &q.insertEvent, &q.updateItem, &q.addCount} {
 			*s = dollarPlaceholders(*s)
 		}
+		// As ent/schema/itemevents.go writes it: the transaction's id and
+		// a number from the sequence events_seq, no counter row.
+		q.insertEvent = `INSERT INTO events (created_at, updated_at, type, user_id, item_id, data, xid, seq, id) ` +
+			`VALUES ($1, $2, $3, $4, $5, $6, CAST(CAST(pg_current_xact_id() AS text) AS bigint), nextval('events_seq'), $7)`
+		q.takeSeq = ""
 	}
 	return q
 }
@@ -259,6 +265,11 @@ func (s *store) event(ctx context.Context, tx *sql.Tx, typ string, it item) erro
 	if err != nil {
 		return err
 	}
+	t := now()
+	if s.q.takeSeq == "" { // PostgreSQL
+		_, err = tx.ExecContext(ctx, s.q.insertEvent, t, t, typ, it.UserID, it.ID, string(data), newID("evt_"))
+		return err
+	}
 	var seq string
 	if err := tx.QueryRowContext(ctx, s.q.takeSeq).Scan(&seq); err != nil {
 		return err
@@ -267,7 +278,6 @@ func (s *store) event(ctx context.Context, tx *sql.Tx, typ string, it item) erro
 	if err != nil {
 		return err
 	}
-	t := now()
 	_, err = tx.ExecContext(ctx, s.q.insertEvent, t, t, typ, it.UserID, it.ID, string(data), n, newID("evt_"))
 	return err
 }

@@ -19,7 +19,7 @@ func migrateCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	db, err := database.Open(ctx, cfg.DatabaseURL)
+	db, err := database.OpenWith(ctx, cfg.DatabaseURL, cfg.DatabaseMaxConns)
 	if err != nil {
 		return err
 	}

@@ -27,6 +27,8 @@ const (
 	FieldItemID = "item_id"
 	// FieldData holds the string denoting the data field in the database.
 	FieldData = "data"
+	// FieldXid holds the string denoting the xid field in the database.
+	FieldXid = "xid"
 	// FieldSeq holds the string denoting the seq field in the database.
 	FieldSeq = "seq"
 	// FieldDispatchedAt holds the string denoting the dispatched_at field in the database.
@@ -53,6 +55,7 @@ var Columns = []string{
 	FieldUserID,
 	FieldItemID,
 	FieldData,
+	FieldXid,
 	FieldSeq,
 	FieldDispatchedAt,
 }
@@ -81,6 +84,8 @@ var (
 	DefaultUpdatedAt func() time.Time
 	// UpdateDefaultUpdatedAt holds the default value on update for the "updated_at" field.
 	UpdateDefaultUpdatedAt func() time.Time
+	// DefaultXid holds the default value on creation for the "xid" field.
+	DefaultXid int64
 	// DefaultID holds the default value on creation for the "id" field.
 	DefaultID func() string
 	// IDValidator is a validator for the "id" field. It is called by the builders before save.
@@ -123,6 +128,11 @@ func ByItemID(opts ...sql.OrderTermOption) OrderOption {
 // ByData orders the results by the data field.
 func ByData(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldData, opts...).ToFunc()
+}
+
+// ByXid orders the results by the xid field.
+func ByXid(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldXid, opts...).ToFunc()
 }
 
 // BySeq orders the results by the seq field.

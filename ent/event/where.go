@@ -95,6 +95,11 @@ func Data(v string) predicate.Event {
 	return predicate.Event(sql.FieldEQ(FieldData, v))
 }
 
+// Xid applies equality check predicate on the "xid" field. It's identical to XidEQ.
+func Xid(v int64) predicate.Event {
+	return predicate.Event(sql.FieldEQ(FieldXid, v))
+}
+
 // Seq applies equality check predicate on the "seq" field. It's identical to SeqEQ.
 func Seq(v int64) predicate.Event {
 	return predicate.Event(sql.FieldEQ(FieldSeq, v))
@@ -443,6 +448,46 @@ func DataEqualFold(v string) predicate.Event {
 // DataContainsFold applies the ContainsFold predicate on the "data" field.
 func DataContainsFold(v string) predicate.Event {
 	return predicate.Event(sql.FieldContainsFold(FieldData, v))
+}
+
+// XidEQ applies the EQ predicate on the "xid" field.
+func XidEQ(v int64) predicate.Event {
+	return predicate.Event(sql.FieldEQ(FieldXid, v))
+}
+
+// XidNEQ applies the NEQ predicate on the "xid" field.
+func XidNEQ(v int64) predicate.Event {
+	return predicate.Event(sql.FieldNEQ(FieldXid, v))
+}
+
+// XidIn applies the In predicate on the "xid" field.
+func XidIn(vs ...int64) predicate.Event {
+	return predicate.Event(sql.FieldIn(FieldXid, vs...))
+}
+
+// XidNotIn applies the NotIn predicate on the "xid" field.
+func XidNotIn(vs ...int64) predicate.Event {
+	return predicate.Event(sql.FieldNotIn(FieldXid, vs...))
+}
+
+// XidGT applies the GT predicate on the "xid" field.
+func XidGT(v int64) predicate.Event {
+	return predicate.Event(sql.FieldGT(FieldXid, v))
+}
+
+// XidGTE applies the GTE predicate on the "xid" field.
+func XidGTE(v int64) predicate.Event {
+	return predicate.Event(sql.FieldGTE(FieldXid, v))
+}
+
+// XidLT applies the LT predicate on the "xid" field.
+func XidLT(v int64) predicate.Event {
+	return predicate.Event(sql.FieldLT(FieldXid, v))
+}
+
+// XidLTE applies the LTE predicate on the "xid" field.
+func XidLTE(v int64) predicate.Event {
+	return predicate.Event(sql.FieldLTE(FieldXid, v))
 }
 
 // SeqEQ applies the EQ predicate on the "seq" field.

@@ -128,6 +128,8 @@ func init() {
 	event.DefaultUpdatedAt = schema.Now
 	// event.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
 	event.UpdateDefaultUpdatedAt = schema.Now
+	// event.DefaultXid holds the default value on creation for the xid field.
+	event.DefaultXid = 0
 	// event.DefaultID holds the default value on creation for the id field.
 	event.DefaultID = func() string { return pulid.New("evt_") }
 	// event.IDValidator is a validator for the "id" field. It is called by the builders before save.

@@ -41,10 +41,20 @@ func (Event) Fields() []ent.Field {
 		// The item as the API renders it, kept as the exact JSON text to send.
 		field.Text("data").
 			Immutable(),
-		// The commit order of the event: set when it is written, while the
-		// writer holds the outbox's write order (internal/database,
-		// eventseq.go), so that a reader that has seen seq n has seen every
-		// event of a lower seq. Event feeds resume from it.
+		// The transaction that wrote the event, on PostgreSQL: its
+		// pg_current_xact_id() (64 bits, never wraps). Feeds order events
+		// by (xid, seq) and show only those of transactions older than
+		// every one still open (internal/events, order.go), so that no
+		// event ever appears before one already shown. 0 on SQLite, whose
+		// writers are serial, and on events from before the column.
+		field.Int64("xid").
+			Default(0).
+			Immutable(),
+		// The order of the event within (xid, seq): on SQLite the commit
+		// order, taken from the settings counter while the writer holds
+		// the database's write lock; on PostgreSQL a number from the
+		// sequence event_seq, taken without a lock (ent/schema,
+		// itemevents.go). Unique either way.
 		field.Int64("seq").
 			Immutable(),
 		// Set once the event has been turned into deliveries.
@@ -65,7 +75,8 @@ func (Event) Edges() []ent.Edge {
 func (Event) Indexes() []ent.Index {
 	return []ent.Index{
 		index.Fields("dispatched_at", "created_at"),
-		index.Fields("seq").Unique(),
+		// The feed order, and the cursor's position in it.
+		index.Fields("xid", "seq").Unique(),
 	}
 }
 

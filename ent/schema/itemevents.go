@@ -121,19 +121,31 @@ func recordEvents(ctx context.Context, m *gen.ItemMutation, typ string, items ..
 		return nil
 	}
 	ctx = privacy.DecisionContext(ctx, privacy.Allow)
-	last, err := takeEventSeq(ctx, m, len(items))
-	if err != nil {
-		return err
+	serial := m.Dialect() != dialect.Postgres
+	var first int64
+	if serial {
+		last, err := takeEventSeq(ctx, m, len(items))
+		if err != nil {
+			return err
+		}
+		first = last - int64(len(items)) + 1
 	}
-	first := last - int64(len(items)) + 1
 	t := event.DefaultCreatedAt()
-	args := make([]any, 0, 8*len(items))
+	per := 7 // arguments of a row: see insertEventsSQL
+	if serial {
+		per = 9
+	}
+	args := make([]any, 0, per*len(items))
 	for i, it := range items {
 		data, err := json.Marshal(resource.NewItem(it))
 		if err != nil {
 			return fmt.Errorf("encode %s event: %w", typ, err)
 		}
-		args = append(args, t, t, typ, it.UserID, it.ID, string(data), first+int64(i), event.DefaultID())
+		args = append(args, t, t, typ, it.UserID, it.ID, string(data))
+		if serial {
+			args = append(args, int64(0), first+int64(i))
+		}
+		args = append(args, event.DefaultID())
 	}
 	if _, err := m.ExecContext(ctx, insertEventsSQL(m.Dialect(), len(items)), args...); err != nil {
 		return fmt.Errorf("insert events: %w", err)
@@ -143,19 +155,38 @@ func recordEvents(ctx context.Context, m *gen.ItemMutation, typ string, items ..
 
 // insertEventsSQL is the INSERT of rows events, as ent's builder writes it;
 // each row's arguments are created_at, updated_at (the same: the Event
-// schema's hook), type, user_id, item_id, data, seq and a new evt_ id.
+// schema's hook), type, user_id, item_id, data, then on SQLite xid (0) and
+// seq, and a new evt_ id.
+//
+// On PostgreSQL the statement itself sets xid and seq: xid to the writing
+// transaction's id, seq to the next number of the sequence event_seq. Neither
+// waits for another writer (a sequence hands out numbers without a lock held
+// to commit), which is what lets writers on every replica run side by side;
+// the feeds' order comes from reading them (internal/events, order.go).
 func insertEventsSQL(d string, rows int) string {
 	return statement(statementShape{"events", d, rows}, func() string {
 		ins := sql.Dialect(d).Insert(event.Table).
 			Columns(event.FieldCreatedAt, event.FieldUpdatedAt, event.FieldType, event.FieldUserID,
-				event.FieldItemID, event.FieldData, event.FieldSeq, event.FieldID)
+				event.FieldItemID, event.FieldData, event.FieldXid, event.FieldSeq, event.FieldID)
 		for range rows {
-			ins.Values(placeholders(8)...)
+			v := placeholders(9)
+			if d == dialect.Postgres {
+				v[6], v[7] = sql.Raw(xidExpr), sql.Raw("nextval('"+EventSeqSequence+"')")
+			}
+			ins.Values(v...)
 		}
 		q, _ := ins.Query()
 		return q
 	})
 }
+
+// xidExpr is the id of the current transaction as a bigint (xid8 has no
+// cast to it but through text).
+const xidExpr = "CAST(CAST(pg_current_xact_id() AS text) AS bigint)"
+
+// EventSeqSequence is the PostgreSQL sequence events take their seq from
+// (the migration event_xid made it, starting past the last seq given).
+const EventSeqSequence = "events_seq"
 
 // builtStatements caches what statement builds: the SQL of a write depends only
 // on its kind, dialect and row count, so it is built once per shape.
@@ -191,7 +222,7 @@ func placeholders(n int) []any {
 // arguments are updated_at, the number of seqs to take and the setting's id.
 var takeEventSeqSQL = func() map[string]string {
 	m := map[string]string{}
-	for _, d := range []string{dialect.SQLite, dialect.Postgres} {
+	for _, d := range []string{dialect.SQLite} {
 		m[d], _ = sql.Dialect(d).
 			Update(setting.Table).
 			Set(setting.FieldUpdatedAt, "").
@@ -205,16 +236,17 @@ var takeEventSeqSQL = func() map[string]string {
 	return m
 }()
 
-// EventSeqSetting is the Setting that holds the last seq given to an event.
+// EventSeqSetting is the Setting that holds the last seq given to an event
+// on SQLite.
 const EventSeqSetting = "event_seq"
 
-// takeEventSeq reserves n event seqs and returns the last one. The counter
-// is one row that every writer of events updates, late in its transaction:
-// on PostgreSQL the row lock is held until commit, so a transaction that
-// takes seqs waits for the one before it to commit or roll back, and seq
-// order is commit order (a reader that sees seq n sees every lower one that
-// will ever commit); on SQLite write transactions are serial anyway. Event
-// feeds resume from seq without gaps because of this.
+// takeEventSeq reserves n event seqs and returns the last one: the serial
+// path of SQLite, whose write transactions take the database's write lock
+// up front (one writer at a time), so seq order is commit order and a reader
+// that sees seq n sees every lower one that will ever commit. PostgreSQL
+// does not come here: there the counter's row lock, held until commit, made
+// every writer in the cluster wait for the one before it
+// (insertEventsSQL).
 //
 // One statement, UPDATE … RETURNING, both moves the counter and reads it
 // (ent's update builder returns only a row count, and a SELECT after it was

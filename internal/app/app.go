@@ -99,7 +99,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts Options)
 	if err != nil {
 		return nil, err
 	}
-	db, err := database.Open(ctx, cfg.DatabaseURL)
+	db, err := database.OpenWith(ctx, cfg.DatabaseURL, cfg.DatabaseMaxConns)
 	if err != nil {
 		return nil, err
 	}
@@ -185,6 +185,7 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, db *databas
 		Relay:         relay,
 		Logger:        log,
 		Metrics:       a.Metrics,
+		Concurrent:    db.Dialect == "postgres",
 	})
 	sopts.Events = hub
 	prev := sopts.OnCommit

@@ -19,6 +19,7 @@ import (
 type Config struct {
 	Addr                 string
 	DatabaseURL          string
+	DatabaseMaxConns     int
 	RedisURL             string
 	JWTSecret            string
 	SecretKey            string
@@ -70,6 +71,7 @@ func (c *Config) Register(fs *flag.FlagSet) *Loader {
 	l := &Loader{fs: fs, cfg: c}
 	l.add("addr", "ADDR", ":8080", "address to listen on", str(&c.Addr))
 	l.add("database-url", "DATABASE_URL", "sqlite:data/app.db", "database: sqlite:PATH, sqlite::memory: or postgres://…", str(&c.DatabaseURL))
+	l.add("database-max-conns", "DATABASE_MAX_CONNS", "20", "PostgreSQL connections this server may hold open (docs/configuration.md sizes it); SQLite sizes its own pool", positive(&c.DatabaseMaxConns))
 	l.add("redis-url", "REDIS_URL", "", "Redis for rate-limit counters shared by replicas (redis://…); empty: in memory", str(&c.RedisURL))
 	l.add("secret-key", "SECRET_KEY", "", "server secret (32+ bytes, the same on every replica): derives the token signing key, encrypts webhook secrets; empty: a 0600 key file beside the SQLite database (required with PostgreSQL)", str(&c.SecretKey))
 	l.add("jwt-secret", "JWT_SECRET", "", "token signing secret (32+ bytes); empty: derived from SECRET_KEY", str(&c.JWTSecret))

@@ -37,8 +37,19 @@ type DB struct {
 }
 
 // Open connects to the database named by rawURL (DATABASE_URL) and checks
-// that it answers.
+// that it answers; a PostgreSQL pool holds up to DefaultMaxConns
+// connections (OpenWith sets it).
 func Open(ctx context.Context, rawURL string) (*DB, error) {
+	return OpenWith(ctx, rawURL, DefaultMaxConns)
+}
+
+// DefaultMaxConns is the PostgreSQL pool's size unless DATABASE_MAX_CONNS
+// says otherwise.
+const DefaultMaxConns = 20
+
+// OpenWith is Open with a PostgreSQL pool of maxConns connections
+// (DATABASE_MAX_CONNS); SQLite sizes its own pool (openSQLite).
+func OpenWith(ctx context.Context, rawURL string, maxConns int) (*DB, error) {
 	dialectName, dsn, err := config.ParseDatabaseURL(rawURL)
 	if err != nil {
 		return nil, err
@@ -49,7 +60,7 @@ func Open(ctx context.Context, rawURL string) (*DB, error) {
 	case "sqlite":
 		db, err = openSQLite(dsn)
 	case "postgres":
-		db, err = openPostgres(dsn)
+		db, err = openPostgres(dsn, maxConns)
 	}
 	if err != nil {
 		return nil, err
@@ -163,13 +174,19 @@ func sqliteDSN(path string, busy time.Duration) string {
 	return "file:" + path + "?" + params.Encode()
 }
 
-func openPostgres(dsn string) (*sql.DB, error) {
+// openPostgres opens a pool of up to maxConns connections, all of them kept
+// when idle (until ConnMaxIdleTime): with fewer kept, a burst of requests
+// closes the connections it returns past that number and opens new ones
+// (a PostgreSQL process each, several round trips) for the next. Writers no longer wait for each other to commit (the event order,
+// ent/schema/itemevents.go), so a request holds its connection for its own
+// round trips only: over a slow link more connections carry more writes.
+func openPostgres(dsn string, maxConns int) (*sql.DB, error) {
 	db, err := sql.Open("pgx", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open postgres: %w", err)
 	}
-	db.SetMaxOpenConns(20)
-	db.SetMaxIdleConns(10)
+	db.SetMaxOpenConns(maxConns)
+	db.SetMaxIdleConns(maxConns)
 	db.SetConnMaxIdleTime(5 * time.Minute)
 	db.SetConnMaxLifetime(time.Hour)
 	return db, nil

@@ -1,5 +1,5 @@
 // Package events serves the outbox as a live, resumable feed: one tailer per
-// process reads new events once, in commit order (their seq), and fans them
+// process reads new events once, in the feeds' order (order.go), and fans them
 // out to the local subscribers; a subscriber that comes (back) with a cursor
 // is first replayed what it missed from the outbox. Wake-ups come from local
 // commits, from other replicas (PostgreSQL LISTEN/NOTIFY or Redis pub/sub,
@@ -54,6 +54,11 @@ type Options struct {
 	Logger *slog.Logger
 	// Metrics receives the hub's series; nil: not exported.
 	Metrics *vm.Set
+	// Concurrent is set when writers commit side by side (PostgreSQL):
+	// a committed event may be held back until older transactions end
+	// (Published), and the tailer looks again soon instead of waiting
+	// for a wake-up that a transaction ending without events never sends.
+	Concurrent bool
 }
 
 // DefaultFlushInterval is Options.FlushInterval's default. A write to a
@@ -82,8 +87,8 @@ type Hub struct {
 	publish chan struct{}
 
 	mu     sync.Mutex
-	last   int64 // the seq the tailer has fanned out up to
-	tailed bool  // last is known; false while no stream is registered
+	last   Position // the position the tailer has fanned out up to
+	tailed bool     // last is known; false while no stream is registered
 	// epoch counts the times last was learnt from the outbox's end: a read
 	// the tailer started in an earlier epoch is stale.
 	epoch uint64
@@ -165,12 +170,22 @@ func (h *Hub) Run(ctx context.Context) {
 	defer poll.Stop()
 	gap := time.NewTimer(0)
 	defer gap.Stop()
+	retry := heldBackRetry
 	for ctx.Err() == nil {
 		read := time.Now()
-		if err := h.tail(ctx); err != nil && ctx.Err() == nil {
+		heldBack, err := h.tail(ctx)
+		if err != nil && ctx.Err() == nil {
 			h.log.WarnContext(ctx, "read the outbox", "err", err)
 		}
-		poll.Reset(h.opts.PollInterval)
+		if heldBack {
+			// Committed events wait for an older transaction: look
+			// again soon, then less often while it stays open.
+			poll.Reset(retry)
+			retry = min(2*retry, h.opts.PollInterval)
+		} else {
+			retry = heldBackRetry
+			poll.Reset(h.opts.PollInterval)
+		}
 		select {
 		case <-ctx.Done():
 		case <-poll.C:
@@ -195,7 +210,7 @@ func (h *Hub) startLocked(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, h.opts.QueryTimeout)
 	defer cancel()
-	last, err := lastSeq(ctx, h.db)
+	last, err := lastPosition(ctx, h.db)
 	if err != nil {
 		return err
 	}
@@ -204,22 +219,30 @@ func (h *Hub) startLocked(ctx context.Context) error {
 	return nil
 }
 
-// lastSeq is the highest seq in the outbox, 0 when it is empty.
-func lastSeq(ctx context.Context, db *ent.Client) (int64, error) {
-	ev, err := db.Event.Query().Order(ent.Desc(event.FieldSeq)).Select(event.FieldSeq).First(system(ctx))
+// heldBackRetry is how soon the tailer looks again at events held back by
+// an older open transaction; it doubles up to PollInterval while they stay.
+const heldBackRetry = 2 * time.Millisecond
+
+// lastPosition is the position of the last published event of the outbox,
+// zero when there is none: a position past an event still held back would
+// skip the events that will be published before it.
+func lastPosition(ctx context.Context, db *ent.Client) (Position, error) {
+	ev, err := db.Event.Query().Where(Published()).Order(Descending...).Select(event.FieldXid, event.FieldSeq).First(system(ctx))
 	switch {
 	case ent.IsNotFound(err):
-		return 0, nil
+		return Position{}, nil
 	case err != nil:
-		return 0, fmt.Errorf("last event: %w", err)
+		return Position{}, fmt.Errorf("last event: %w", err)
 	}
-	return ev.Seq, nil
+	return PositionOf(ev), nil
 }
 
-// tail reads the events past the last one fanned out and hands each to the
-// subscribers that may see it. Only this goroutine advances last, so reads
-// never overlap; seq order is commit order, so nothing below last can
-// still appear.
+// tail reads the published events past the last one fanned out and hands
+// each to the subscribers that may see it. Only this goroutine advances
+// last, so reads never overlap; nothing is published before an event
+// already published (Published), so nothing below last can still appear.
+// heldBack reports committed events past last that are not published yet
+// (Options.Concurrent).
 //
 // With no subscriber the tailer reads nothing: it would read every event
 // only to hand it to no one (a server with no streams open read each write's
@@ -228,25 +251,25 @@ func lastSeq(ctx context.Context, db *ent.Client) (int64, error) {
 // register learns it again (startLocked), as the first one after a start
 // does; a read begun before that is dropped (epoch), so that a stream "from
 // now" never gets the events written while none was open.
-func (h *Hub) tail(ctx context.Context) error {
+func (h *Hub) tail(ctx context.Context) (heldBack bool, err error) {
 	limit := min(batch, h.opts.Buffer)
 	for {
 		h.mu.Lock()
 		if len(h.subs) == 0 { // removeLocked forgot the position
 			h.mu.Unlock()
-			return nil
+			return false, nil
 		}
 		from, epoch := h.last, h.epoch
 		h.mu.Unlock()
 		qctx, cancel := context.WithTimeout(ctx, h.opts.QueryTimeout)
 		rows, err := h.db.Event.Query().
-			Where(event.SeqGT(from)).
-			Order(ent.Asc(event.FieldSeq)).
+			Where(After(from), Published()).
+			Order(Ascending...).
 			Limit(limit).
 			All(system(qctx))
 		cancel()
 		if err != nil {
-			return fmt.Errorf("tail events: %w", err)
+			return false, fmt.Errorf("tail events: %w", err)
 		}
 		now := time.Now()
 		h.mu.Lock()
@@ -268,7 +291,7 @@ func (h *Hub) tail(ctx context.Context) error {
 				h.deliver(s, ev)
 			}
 			h.metrics.fanout.Update(now.Sub(ev.Timestamp).Seconds())
-			h.last = ev.Seq
+			h.last = ev.Position()
 		}
 		// One wake-up per stream for the whole read: its writer then takes
 		// all of it at once.
@@ -278,11 +301,28 @@ func (h *Hub) tail(ctx context.Context) error {
 			h.woken[i] = nil
 		}
 		h.woken = h.woken[:0]
+		last := h.last
 		h.mu.Unlock()
 		if len(rows) < limit {
-			return nil
+			return h.heldBack(ctx, last)
 		}
 	}
+}
+
+// heldBack reports whether events past last are committed but not yet
+// published (Published): only with Options.Concurrent, where writers commit
+// side by side.
+func (h *Hub) heldBack(ctx context.Context, last Position) (bool, error) {
+	if !h.opts.Concurrent {
+		return false, nil
+	}
+	qctx, cancel := context.WithTimeout(ctx, h.opts.QueryTimeout)
+	defer cancel()
+	found, err := h.db.Event.Query().Where(After(last)).Exist(system(qctx))
+	if err != nil {
+		return false, fmt.Errorf("look for held-back events: %w", err)
+	}
+	return found, nil
 }
 
 // deliver queues ev for s if s wants it, or drops s when its buffer is
@@ -310,17 +350,17 @@ var errSlow = apperr.New(apperr.CodeSlowConsumer, "the stream fell too far behin
 // ErrShutdown ends the subscriptions of a server that stops.
 var ErrShutdown = apperr.New(apperr.CodeUnavailable, "the server is shutting down; reconnect with the id of the last event received to resume")
 
-// register adds s to the fan-out and returns the seq from which it will get
-// events live: everything after it, and nothing at or below it that it has
-// not replayed.
-func (h *Hub) register(ctx context.Context, s *Subscription) (int64, error) {
+// register adds s to the fan-out and returns the position from which it
+// will get events live: everything after it, and nothing at or below it
+// that it has not replayed.
+func (h *Hub) register(ctx context.Context, s *Subscription) (Position, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.stopped {
-		return 0, ErrShutdown
+		return Position{}, ErrShutdown
 	}
 	if err := h.startLocked(ctx); err != nil {
-		return 0, err
+		return Position{}, err
 	}
 	h.subs[s] = struct{}{}
 	if s.viewer.Admin() {

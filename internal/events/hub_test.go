@@ -89,17 +89,17 @@ func itemName(ev events.Event) string {
 }
 
 // names reads n events and returns their items' names, checking that their
-// seqs rise.
+// positions in the feeds' order rise.
 func names(t *testing.T, s *events.Subscription, n int) []string {
 	t.Helper()
 	var out []string
-	var last int64
+	var last events.Position
 	for range n {
 		ev := next(t, s)
-		if ev.Seq <= last {
-			t.Fatalf("event %s has seq %d after %d", ev.ID, ev.Seq, last)
+		if !last.Less(ev.Position()) {
+			t.Fatalf("event %s at %+v after %+v", ev.ID, ev.Position(), last)
 		}
-		last = ev.Seq
+		last = ev.Position()
 		out = append(out, itemName(ev))
 	}
 	return out
@@ -171,7 +171,7 @@ func TestReplayThenLive(t *testing.T) {
 	// The admin's stream from now on records every event's seq.
 	admin := f.subscribe(as(env.Admin, viewer.RoleAdmin), events.Filter{})
 	f.create(env.Alice, "a0", "a1")
-	cursor := next(t, admin).Seq // a0: the client has it
+	cursor := next(t, admin).Position() // a0: the client has it
 	next(t, admin)
 	// More than one replay page (200) waits past the cursor.
 	f.create(env.Alice, seq("r", 210)...)

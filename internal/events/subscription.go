@@ -19,8 +19,9 @@ type Event struct {
 	// ID is the public id (evt_…), the one webhooks carry; it is also the
 	// cursor a client resumes after.
 	ID string
-	// Seq is the commit order of the event, what resuming compares.
-	Seq       int64
+	// Xid and Seq are the event's position in the feeds' order (order.go),
+	// what resuming compares.
+	Xid, Seq  int64
 	Type      string
 	UserID    string
 	ItemID    string
@@ -82,6 +83,7 @@ func (ev Event) AppendSSE(b []byte) ([]byte, error) {
 func FromRow(r *ent.Event) Event {
 	return Event{
 		ID:        r.ID,
+		Xid:       r.Xid,
 		Seq:       r.Seq,
 		Type:      r.Type,
 		UserID:    r.UserID,
@@ -95,9 +97,9 @@ func FromRow(r *ent.Event) Event {
 type Filter struct {
 	// Types keeps these types only; empty is all.
 	Types []string
-	// After is the seq of the last event the client has; 0 is "from now on"
-	// for a subscription.
-	After int64
+	// After is the position of the last event the client has; zero is
+	// "from now on" for a subscription.
+	After Position
 }
 
 // replayPage is how many events one replay read takes.
@@ -129,8 +131,8 @@ type Subscription struct {
 	// (guarded by the hub's mu).
 	signalled bool
 
-	// pos is the seq of the last event handed to the client.
-	pos        int64
+	// pos is the position of the last event handed to the client.
+	pos        Position
 	pending    []Event
 	registered bool
 	caughtUp   bool
@@ -155,7 +157,7 @@ func (h *Hub) Subscribe(ctx context.Context, v viewer.Viewer, f Filter) (*Subscr
 		pos:    f.After,
 		ended:  make(chan struct{}),
 	}
-	if f.After <= 0 {
+	if f.After.IsZero() {
 		// From now on: nothing to replay.
 		last, err := h.register(ctx, s)
 		if err != nil {
@@ -310,17 +312,18 @@ func (s *Subscription) popPending() (Event, bool) {
 	}
 	ev := s.pending[0]
 	s.pending = s.pending[1:]
-	s.pos = ev.Seq
+	s.pos = ev.Position()
 	return ev, true
 }
 
 // advance moves the subscription to a live event, unless it was replayed
-// already (its seq is not past the position).
+// already (it is not past the position).
 func (s *Subscription) advance(ev Event) bool {
-	if ev.Seq <= s.pos {
+	p := ev.Position()
+	if !s.pos.Less(p) {
 		return false
 	}
-	s.pos = ev.Seq
+	s.pos = p
 	return true
 }
 
@@ -358,15 +361,16 @@ func (s *Subscription) NextOrCheck(ctx context.Context, check, idle <-chan time.
 	}
 }
 
-// replay reads the next page of events after pos through the Event policy
-// (ctx carries the viewer). Once a read comes back short, the subscription
-// registers for live events and reads once more: the tailer had read every
-// event up to where it registered, so they are all committed and this last
-// read finds them; later ones arrive live (seen ones are skipped by seq).
+// replay reads the next page of published events after pos through the
+// Event policy (ctx carries the viewer). Once a read comes back short, the
+// subscription registers for live events and reads once more: the tailer
+// had read every event up to where it registered, so they are all published
+// and this last read finds them; later ones arrive live (seen ones are
+// skipped by position).
 func (s *Subscription) replay(ctx context.Context) error {
 	q := s.hub.db.Event.Query().
-		Where(event.SeqGT(s.pos)).
-		Order(ent.Asc(event.FieldSeq)).
+		Where(After(s.pos), Published()).
+		Order(Ascending...).
 		Limit(replayPage)
 	if len(s.types) > 0 {
 		q.Where(event.TypeIn(s.types...))

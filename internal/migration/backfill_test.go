@@ -2,6 +2,7 @@ package migration_test
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"strings"
 	"testing"
@@ -130,8 +131,79 @@ func TestEventSeqBackfill(t *testing.T) {
 	if got := strings.Join(order, ","); got != "evt_c,evt_a,evt_b" {
 		t.Fatalf("seq order %s, want the write order evt_c,evt_a,evt_b", got)
 	}
+	// The counter starts after the last; on PostgreSQL it became the
+	// sequence events_seq (the event_xid migration).
+	next := `SELECT CAST(CAST(value AS bigint) + 1 AS text) FROM settings WHERE id = 'event_seq'`
+	if db.Dialect == "postgres" {
+		next = `SELECT CAST(nextval('events_seq') AS text)`
+	}
 	var counter string
-	if err := db.SQL.QueryRowContext(ctx, `SELECT value FROM settings WHERE id = 'event_seq'`).Scan(&counter); err != nil || counter != "3" {
-		t.Fatalf("event_seq counter = %q (%v), want 3", counter, err)
+	if err := db.SQL.QueryRowContext(ctx, next).Scan(&counter); err != nil || counter != "4" {
+		t.Fatalf("next event seq = %q (%v), want 4", counter, err)
+	}
+}
+
+// TestEventXidBackfill: events from before the event_xid migration get xid
+// 0, so that they come first in the feeds' order (xid, seq), in their seq
+// order; on PostgreSQL the seqs of new events come from the sequence
+// events_seq, past every seq the counter gave, and the counter is gone; on
+// SQLite the counter stays.
+func TestEventXidBackfill(t *testing.T) {
+	ctx := context.Background()
+	db, err := database.Open(ctx, testutil.DatabaseURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	kept, total := applyBefore(t, db, "_event_xid.sql")
+	for _, stmt := range []string{
+		`INSERT INTO users (id, created_at, updated_at, email, name, role) VALUES
+			('user_a', CURRENT_TIMESTAMP, CURRENT_TIMESTAMP, 'a@example.com', 'A', 'user')`,
+		`INSERT INTO events (id, created_at, updated_at, type, user_id, item_id, data, seq) VALUES
+			('evt_c', CURRENT_TIMESTAMP, CURRENT_TIMESTAMP, 'item.created', 'user_a', 'item_1', '{}', 1),
+			('evt_a', CURRENT_TIMESTAMP, CURRENT_TIMESTAMP, 'item.updated', 'user_a', 'item_1', '{}', 2),
+			('evt_b', CURRENT_TIMESTAMP, CURRENT_TIMESTAMP, 'item.deleted', 'user_a', 'item_1', '{}', 3)`,
+		// The counter is ahead of the last event: seqs taken by
+		// transactions whose events are gone must not be given again.
+		`UPDATE settings SET value = '7' WHERE id = 'event_seq'`,
+	} {
+		if _, err := db.SQL.ExecContext(ctx, stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := migration.Apply(ctx, db.SQL, db.Dialect); err != nil || n != total-kept {
+		t.Fatalf("applied %d, err %v; want the rest of the history", n, err)
+	}
+	rows, err := db.SQL.QueryContext(ctx, `SELECT id, xid FROM events ORDER BY xid, seq`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var order []string
+	for rows.Next() {
+		var id string
+		var xid int64
+		if err := rows.Scan(&id, &xid); err != nil {
+			t.Fatal(err)
+		}
+		order = append(order, fmt.Sprintf("%s@%d", id, xid))
+	}
+	if got := strings.Join(order, ","); got != "evt_c@0,evt_a@0,evt_b@0" {
+		t.Fatalf("(xid, seq) order %s, want evt_c@0,evt_a@0,evt_b@0", got)
+	}
+	var counters int
+	if err := db.SQL.QueryRowContext(ctx, `SELECT COUNT(*) FROM settings WHERE id = 'event_seq'`).Scan(&counters); err != nil {
+		t.Fatal(err)
+	}
+	if db.Dialect == "postgres" {
+		var next int64
+		if err := db.SQL.QueryRowContext(ctx, `SELECT nextval('events_seq')`).Scan(&next); err != nil || next != 8 {
+			t.Fatalf("nextval(events_seq) = %d (%v), want 8", next, err)
+		}
+		if counters != 0 {
+			t.Fatal("the settings counter event_seq is still there on PostgreSQL")
+		}
+	} else if counters != 1 {
+		t.Fatal("the settings counter event_seq is gone on SQLite")
 	}
 }

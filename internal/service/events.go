@@ -76,7 +76,7 @@ func (s *Service) ListEvents(ctx context.Context, p EventListParams) (EventPage,
 	if _, err := requireViewer(ctx); err != nil {
 		return EventPage{}, err
 	}
-	q := s.db.Event.Query().Order(ent.Desc(event.FieldSeq)).Limit(p.Limit + 1)
+	q := s.db.Event.Query().Where(events.Published()).Order(events.Descending...).Limit(p.Limit + 1)
 	if len(p.Types) > 0 {
 		q.Where(event.TypeIn(p.Types...))
 	}
@@ -85,18 +85,18 @@ func (s *Service) ListEvents(ctx context.Context, p EventListParams) (EventPage,
 	}
 	s.withinWindow(q)
 	if p.After != "" {
-		seq, err := s.eventSeq(ctx, "after", p.After)
+		pos, err := s.eventPosition(ctx, "after", p.After)
 		if err != nil {
 			return EventPage{}, err
 		}
-		q.Where(event.SeqGT(seq))
+		q.Where(events.After(pos))
 	}
 	if p.Before != "" {
-		seq, err := s.eventSeq(ctx, "cursor", p.Before)
+		pos, err := s.eventPosition(ctx, "cursor", p.Before)
 		if err != nil {
 			return EventPage{}, err
 		}
-		q.Where(event.SeqLT(seq))
+		q.Where(events.Before(pos))
 	}
 	rows, err := q.All(ctx)
 	if err != nil {
@@ -129,18 +129,18 @@ func (s *Service) GetEvent(ctx context.Context, id string) (events.Event, error)
 	return events.FromRow(r), nil
 }
 
-// eventSeq is the seq of an event the viewer may see, named by field; an
-// unknown one (or another user's) is a VALIDATION_ERROR: the cursor is
-// wrong, not the resource.
-func (s *Service) eventSeq(ctx context.Context, field, id string) (int64, error) {
-	r, err := s.db.Event.Query().Where(event.ID(id)).Select(event.FieldSeq).Only(ctx)
+// eventPosition is the position in the feeds' order of an event the viewer
+// may see, named by field; an unknown one (or another user's) is a
+// VALIDATION_ERROR: the cursor is wrong, not the resource.
+func (s *Service) eventPosition(ctx context.Context, field, id string) (events.Position, error) {
+	r, err := s.db.Event.Query().Where(event.ID(id)).Select(event.FieldXid, event.FieldSeq).Only(ctx)
 	switch {
 	case ent.IsNotFound(err):
-		return 0, apperr.Validation(field, "is not an event of yours (it may be older than the retention)")
+		return events.Position{}, apperr.Validation(field, "is not an event of yours (it may be older than the retention)")
 	case err != nil:
-		return 0, err
+		return events.Position{}, err
 	}
-	return r.Seq, nil
+	return events.PositionOf(r), nil
 }
 
 // StreamParams open an event stream.
@@ -184,7 +184,7 @@ func (s *Service) SubscribeEvents(ctx context.Context, p StreamParams) (*Stream,
 		if err := s.checkCursor("after", p.After); err != nil {
 			return nil, err
 		}
-		if f.After, err = s.eventSeq(ctx, "after", p.After); err != nil {
+		if f.After, err = s.eventPosition(ctx, "after", p.After); err != nil {
 			return nil, err
 		}
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/acme/itemsvc/ent/privacy"
 	"github.com/acme/itemsvc/ent/user"
 	"github.com/acme/itemsvc/ent/webhookendpoint"
+	"github.com/acme/itemsvc/internal/events"
 	"github.com/acme/itemsvc/internal/secrets"
 )
 
@@ -322,7 +323,12 @@ func (d *Dispatcher) fanOut(ctx context.Context) (n int, err error) {
 	ctx = system(ctx)
 	// Look before taking a transaction: on SQLite every transaction takes
 	// the write lock, which an idle dispatcher must not keep taking.
-	if found, err := d.db.Event.Query().Where(event.DispatchedAtIsNil()).Exist(ctx); err != nil || !found {
+	//
+	// Only published events (events.Published): the id a delivery carries
+	// is a cursor its receiver may resume a feed after, and a feed resumed
+	// after an event that older open transactions may still precede would
+	// miss theirs.
+	if found, err := d.db.Event.Query().Where(event.DispatchedAtIsNil(), events.Published()).Exist(ctx); err != nil || !found {
 		return 0, err
 	}
 	tx, err := d.db.Tx(ctx)
@@ -335,7 +341,7 @@ func (d *Dispatcher) fanOut(ctx context.Context) (n int, err error) {
 		}
 	}()
 	q := tx.Event.Query().
-		Where(event.DispatchedAtIsNil()).
+		Where(event.DispatchedAtIsNil(), events.Published()).
 		Order(event.ByCreatedAt(), event.ByID()).
 		Limit(d.opts.BatchSize)
 	if d.skipLocked {

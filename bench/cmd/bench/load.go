@@ -272,6 +272,9 @@ type measurement struct {
 type contender struct {
 	p *process
 	r row
+	// before, when set, runs before each of its turns (and its warmup):
+	// the pgwrites row sets the delay of the server's database link.
+	before func()
 }
 
 // contenders are the two sides of a row: the server and the reference on
@@ -280,11 +283,11 @@ type contender struct {
 // load in alternating turns and their ratio holds on a busy machine.
 func contenders(r row, srv, ref *process) ([]contender, error) {
 	if !r.serverOnly {
-		return []contender{{srv, r}, {ref, r}}, nil
+		return []contender{{p: srv, r: r}, {p: ref, r: r}}, nil
 	}
 	for _, b := range rows {
 		if b.name == r.baselineName() {
-			return []contender{{srv, r}, {srv, b}}, nil
+			return []contender{{p: srv, r: r}, {p: srv, r: b}}, nil
 		}
 	}
 	return nil, fmt.Errorf("row %s: unknown baseline row %q", r.name, r.baselineName())
@@ -302,6 +305,14 @@ type tally struct {
 	reset   bool
 	seq     int           // numbers requests so that names and items differ across slices
 	cpu     time.Duration // the server's CPU time over the recorded turns
+	before  func()        // the contender's, before each turn
+}
+
+// prepare readies a turn of the tally's contender.
+func (t *tally) prepare() {
+	if t.before != nil {
+		t.before()
+	}
 }
 
 // turns is how many turns the servers take within a row: alternating
@@ -328,10 +339,12 @@ func measureRow(ctx context.Context, cs []contender, fx *fixture, o options, pro
 		t := &tally{p: p, r: c.r, client: &http.Client{Transport: tr, Timeout: 30 * time.Second}, seq: 1 << 20}
 		tallies[i] = t
 		if o.warmup > 0 {
+			t.prepare()
 			if err := drive(ctx, t, t.r, fx, o.conns, o.warmup, false); err != nil {
 				return nil, err
 			}
 		}
+		t.before = c.before
 		t.reset = p.resetPeakRSS()
 	}
 	turn := o.duration / turns
@@ -341,6 +354,7 @@ func measureRow(ctx context.Context, cs []contender, fx *fixture, o options, pro
 			if prof != nil && i == 0 {
 				profDone = prof.cpu(ctx, t.p.name, r.name, turn)
 			}
+			t.prepare()
 			if err := drive(ctx, t, t.r, fx, o.conns, turn, true); err != nil {
 				return nil, err
 			}

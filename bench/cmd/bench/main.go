@@ -37,7 +37,8 @@ type options struct {
 	keep             bool
 	profile          string // folder for the server's CPU and allocation profiles, "" for none
 	note             string
-	databaseURL      string // BENCH_DATABASE_URL: PostgreSQL to run on instead of SQLite
+	databaseURL      string        // BENCH_DATABASE_URL: PostgreSQL to run on instead of SQLite
+	pgLatency        time.Duration // the pgwrites row's delay each way between server and PostgreSQL
 }
 
 func main() {
@@ -49,7 +50,8 @@ func main() {
 	flag.IntVar(&o.users, "users", 10, "seeded users, each with an API key")
 	flag.IntVar(&o.items, "items", 10000, "seeded items, spread over the users")
 	flag.IntVar(&o.scale, "scale", 100000, "items of the one more user whose list the rows at scale (…-100k) read")
-	flag.StringVar(&rows, "rows", strings.Join(append(rowNames(), "realtime"), ","), "rows to run, comma-separated (realtime: 1,000 event stream subscribers, server only)")
+	flag.StringVar(&rows, "rows", strings.Join(append(rowNames(), "realtime", "pgwrites"), ","), "rows to run, comma-separated (realtime: 1,000 event stream subscribers, server only;\npgwrites: PostgreSQL creates through a delayed link and direct, at 8 and 64 connections, 32 owners and one)")
+	flag.DurationVar(&o.pgLatency, "pg-latency", time.Millisecond, "pgwrites: delay each way of the link between server and PostgreSQL (1ms ≈ 2 ms round trip)")
 	flag.BoolVar(&o.write, "write", false, "record the results in BENCHMARKS.md (newest run first)")
 	flag.StringVar(&o.out, "out", "BENCHMARKS.md", "file that -write records into")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work folder (binaries, database, server logs)")
@@ -74,7 +76,8 @@ func main() {
 // run is one whole benchmark: build, seed, start, measure, report.
 func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	realtime := slices.Contains(o.rows, "realtime")
-	selected, err := selectRows(slices.DeleteFunc(slices.Clone(o.rows), func(s string) bool { return s == "realtime" }))
+	pgWrites := slices.Contains(o.rows, "pgwrites")
+	selected, err := selectRows(slices.DeleteFunc(slices.Clone(o.rows), func(s string) bool { return s == "realtime" || s == "pgwrites" }))
 	if err != nil {
 		return err
 	}
@@ -229,6 +232,13 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 			return fmt.Errorf("realtime: %w", err)
 		}
 		res.Realtime = &rt
+	}
+	if pgWrites {
+		pw, err := measurePGWrites(ctx, db, bins.server, work, pin, o, progress)
+		if err != nil {
+			return fmt.Errorf("pgwrites: %w", err)
+		}
+		res.PGWrites = &pw
 	}
 	if wal != nil {
 		foot.WALMax = wal.finish()

@@ -30,6 +30,7 @@ type runResult struct {
 	Note     string // -note: what the figures should be read with
 	Rows     []rowResult
 	Realtime *realtimeResult // the realtime row, when it ran
+	PGWrites *pgWritesResult // the pgwrites row, when it ran
 	Foot     footprint
 }
 
@@ -212,6 +213,10 @@ func printResult(w io.Writer, r runResult) {
 		fmt.Fprintln(w)
 		r.Realtime.print(w, false)
 	}
+	if r.PGWrites != nil {
+		fmt.Fprintln(w)
+		r.PGWrites.print(w, false)
+	}
 	fmt.Fprintln(w, "\nEvery × ref is the server's figure divided by the reference's in the same turns; rows the reference does not run\n(GraphQL, at scale) are divided by the server's figure on the row their target names, measured in turns with them.")
 }
 
@@ -291,6 +296,10 @@ func writeMarkdown(path string, r runResult, m machine) error {
 	b.WriteString("\n")
 	if r.Realtime != nil {
 		r.Realtime.print(&b, true)
+		b.WriteString("\n")
+	}
+	if r.PGWrites != nil {
+		r.PGWrites.print(&b, true)
 		b.WriteString("\n")
 	}
 	for _, l := range r.Foot.lines() {
