@@ -141,6 +141,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 		Fields: map[string]*sqlgraph.FieldSpec{
 			itemcount.FieldUserID: {Type: field.TypeString, Column: itemcount.FieldUserID},
 			itemcount.FieldStatus: {Type: field.TypeString, Column: itemcount.FieldStatus},
+			itemcount.FieldSlot:   {Type: field.TypeInt, Column: itemcount.FieldSlot},
 			itemcount.FieldCount:  {Type: field.TypeInt, Column: itemcount.FieldCount},
 		},
 	}
@@ -902,6 +903,11 @@ func (f *ItemCountFilter) WhereUserID(p entql.StringP) {
 // WhereStatus applies the entql string predicate on the status field.
 func (f *ItemCountFilter) WhereStatus(p entql.StringP) {
 	f.Where(p.Field(itemcount.FieldStatus))
+}
+
+// WhereSlot applies the entql int predicate on the slot field.
+func (f *ItemCountFilter) WhereSlot(p entql.IntP) {
+	f.Where(p.Field(itemcount.FieldSlot))
 }
 
 // WhereCount applies the entql int predicate on the count field.

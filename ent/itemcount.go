@@ -20,6 +20,8 @@ type ItemCount struct {
 	UserID string `json:"user_id,omitempty"`
 	// Status holds the value of the "status" field.
 	Status string `json:"status,omitempty"`
+	// Slot holds the value of the "slot" field.
+	Slot int `json:"slot,omitempty"`
 	// Count holds the value of the "count" field.
 	Count        int `json:"count,omitempty"`
 	selectValues sql.SelectValues
@@ -30,7 +32,7 @@ func (*ItemCount) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case itemcount.FieldID, itemcount.FieldCount:
+		case itemcount.FieldID, itemcount.FieldSlot, itemcount.FieldCount:
 			values[i] = new(sql.NullInt64)
 		case itemcount.FieldUserID, itemcount.FieldStatus:
 			values[i] = new(sql.NullString)
@@ -66,6 +68,12 @@ func (_m *ItemCount) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field status", values[i])
 			} else if value.Valid {
 				_m.Status = value.String
+			}
+		case itemcount.FieldSlot:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field slot", values[i])
+			} else if value.Valid {
+				_m.Slot = int(value.Int64)
 			}
 		case itemcount.FieldCount:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
@@ -114,6 +122,9 @@ func (_m *ItemCount) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("status=")
 	builder.WriteString(_m.Status)
+	builder.WriteString(", ")
+	builder.WriteString("slot=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Slot))
 	builder.WriteString(", ")
 	builder.WriteString("count=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Count))

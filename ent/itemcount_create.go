@@ -33,6 +33,20 @@ func (_c *ItemCountCreate) SetStatus(v string) *ItemCountCreate {
 	return _c
 }
 
+// SetSlot sets the "slot" field.
+func (_c *ItemCountCreate) SetSlot(v int) *ItemCountCreate {
+	_c.mutation.SetSlot(v)
+	return _c
+}
+
+// SetNillableSlot sets the "slot" field if the given value is not nil.
+func (_c *ItemCountCreate) SetNillableSlot(v *int) *ItemCountCreate {
+	if v != nil {
+		_c.SetSlot(*v)
+	}
+	return _c
+}
+
 // SetCount sets the "count" field.
 func (_c *ItemCountCreate) SetCount(v int) *ItemCountCreate {
 	_c.mutation.SetCount(v)
@@ -84,6 +98,10 @@ func (_c *ItemCountCreate) ExecX(ctx context.Context) {
 
 // defaults sets the default values of the builder before save.
 func (_c *ItemCountCreate) defaults() error {
+	if _, ok := _c.mutation.Slot(); !ok {
+		v := itemcount.DefaultSlot
+		_c.mutation.SetSlot(v)
+	}
 	if _, ok := _c.mutation.Count(); !ok {
 		v := itemcount.DefaultCount
 		_c.mutation.SetCount(v)
@@ -98,6 +116,9 @@ func (_c *ItemCountCreate) check() error {
 	}
 	if _, ok := _c.mutation.Status(); !ok {
 		return &ValidationError{Name: "status", err: errors.New(`ent: missing required field "ItemCount.status"`)}
+	}
+	if _, ok := _c.mutation.Slot(); !ok {
+		return &ValidationError{Name: "slot", err: errors.New(`ent: missing required field "ItemCount.slot"`)}
 	}
 	if _, ok := _c.mutation.Count(); !ok {
 		return &ValidationError{Name: "count", err: errors.New(`ent: missing required field "ItemCount.count"`)}
@@ -136,6 +157,10 @@ func (_c *ItemCountCreate) createSpec() (*ItemCount, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Status(); ok {
 		_spec.SetField(itemcount.FieldStatus, field.TypeString, value)
 		_node.Status = value
+	}
+	if value, ok := _c.mutation.Slot(); ok {
+		_spec.SetField(itemcount.FieldSlot, field.TypeInt, value)
+		_node.Slot = value
 	}
 	if value, ok := _c.mutation.Count(); ok {
 		_spec.SetField(itemcount.FieldCount, field.TypeInt, value)
@@ -227,6 +252,9 @@ func (u *ItemCountUpsertOne) UpdateNewValues() *ItemCountUpsertOne {
 		}
 		if _, exists := u.create.mutation.Status(); exists {
 			s.SetIgnore(itemcount.FieldStatus)
+		}
+		if _, exists := u.create.mutation.Slot(); exists {
+			s.SetIgnore(itemcount.FieldSlot)
 		}
 	}))
 	return u
@@ -461,6 +489,9 @@ func (u *ItemCountUpsertBulk) UpdateNewValues() *ItemCountUpsertBulk {
 			}
 			if _, exists := b.mutation.Status(); exists {
 				s.SetIgnore(itemcount.FieldStatus)
+			}
+			if _, exists := b.mutation.Slot(); exists {
+				s.SetIgnore(itemcount.FieldSlot)
 			}
 		}
 	}))

@@ -4507,6 +4507,8 @@ type ItemCountMutation struct {
 	id            *int
 	user_id       *string
 	status        *string
+	slot          *int
+	addslot       *int
 	count         *int
 	addcount      *int
 	clearedFields map[string]struct{}
@@ -4685,6 +4687,62 @@ func (m *ItemCountMutation) ResetStatus() {
 	m.status = nil
 }
 
+// SetSlot sets the "slot" field.
+func (m *ItemCountMutation) SetSlot(i int) {
+	m.slot = &i
+	m.addslot = nil
+}
+
+// Slot returns the value of the "slot" field in the mutation.
+func (m *ItemCountMutation) Slot() (r int, exists bool) {
+	v := m.slot
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSlot returns the old "slot" field's value of the ItemCount entity.
+// If the ItemCount object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ItemCountMutation) OldSlot(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSlot is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSlot requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSlot: %w", err)
+	}
+	return oldValue.Slot, nil
+}
+
+// AddSlot adds i to the "slot" field.
+func (m *ItemCountMutation) AddSlot(i int) {
+	if m.addslot != nil {
+		*m.addslot += i
+	} else {
+		m.addslot = &i
+	}
+}
+
+// AddedSlot returns the value that was added to the "slot" field in this mutation.
+func (m *ItemCountMutation) AddedSlot() (r int, exists bool) {
+	v := m.addslot
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetSlot resets all changes to the "slot" field.
+func (m *ItemCountMutation) ResetSlot() {
+	m.slot = nil
+	m.addslot = nil
+}
+
 // SetCount sets the "count" field.
 func (m *ItemCountMutation) SetCount(i int) {
 	m.count = &i
@@ -4775,12 +4833,15 @@ func (m *ItemCountMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *ItemCountMutation) Fields() []string {
-	fields := make([]string, 0, 3)
+	fields := make([]string, 0, 4)
 	if m.user_id != nil {
 		fields = append(fields, itemcount.FieldUserID)
 	}
 	if m.status != nil {
 		fields = append(fields, itemcount.FieldStatus)
+	}
+	if m.slot != nil {
+		fields = append(fields, itemcount.FieldSlot)
 	}
 	if m.count != nil {
 		fields = append(fields, itemcount.FieldCount)
@@ -4797,6 +4858,8 @@ func (m *ItemCountMutation) Field(name string) (ent.Value, bool) {
 		return m.UserID()
 	case itemcount.FieldStatus:
 		return m.Status()
+	case itemcount.FieldSlot:
+		return m.Slot()
 	case itemcount.FieldCount:
 		return m.Count()
 	}
@@ -4812,6 +4875,8 @@ func (m *ItemCountMutation) OldField(ctx context.Context, name string) (ent.Valu
 		return m.OldUserID(ctx)
 	case itemcount.FieldStatus:
 		return m.OldStatus(ctx)
+	case itemcount.FieldSlot:
+		return m.OldSlot(ctx)
 	case itemcount.FieldCount:
 		return m.OldCount(ctx)
 	}
@@ -4837,6 +4902,13 @@ func (m *ItemCountMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetStatus(v)
 		return nil
+	case itemcount.FieldSlot:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSlot(v)
+		return nil
 	case itemcount.FieldCount:
 		v, ok := value.(int)
 		if !ok {
@@ -4852,6 +4924,9 @@ func (m *ItemCountMutation) SetField(name string, value ent.Value) error {
 // this mutation.
 func (m *ItemCountMutation) AddedFields() []string {
 	var fields []string
+	if m.addslot != nil {
+		fields = append(fields, itemcount.FieldSlot)
+	}
 	if m.addcount != nil {
 		fields = append(fields, itemcount.FieldCount)
 	}
@@ -4863,6 +4938,8 @@ func (m *ItemCountMutation) AddedFields() []string {
 // was not set, or was not defined in the schema.
 func (m *ItemCountMutation) AddedField(name string) (ent.Value, bool) {
 	switch name {
+	case itemcount.FieldSlot:
+		return m.AddedSlot()
 	case itemcount.FieldCount:
 		return m.AddedCount()
 	}
@@ -4874,6 +4951,13 @@ func (m *ItemCountMutation) AddedField(name string) (ent.Value, bool) {
 // type.
 func (m *ItemCountMutation) AddField(name string, value ent.Value) error {
 	switch name {
+	case itemcount.FieldSlot:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddSlot(v)
+		return nil
 	case itemcount.FieldCount:
 		v, ok := value.(int)
 		if !ok {
@@ -4913,6 +4997,9 @@ func (m *ItemCountMutation) ResetField(name string) error {
 		return nil
 	case itemcount.FieldStatus:
 		m.ResetStatus()
+		return nil
+	case itemcount.FieldSlot:
+		m.ResetSlot()
 		return nil
 	case itemcount.FieldCount:
 		m.ResetCount()

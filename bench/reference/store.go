@@ -51,7 +51,7 @@ func newQueries(dialect string) queries {
 		takeSeq:    `UPDATE settings SET value = CAST(CAST(value AS bigint) + 1 AS text) WHERE id = 'event_seq' RETURNING value`,
 		updateItem: `UPDATE items SET updated_at = ?, name = ?, description = ?, status = ? WHERE id = ?`,
 		addCount: `INSERT INTO item_counts (count, status, user_id) VALUES (?, ?, ?) ` +
-			`ON CONFLICT (user_id, status) DO UPDATE SET count = item_counts.count + excluded.count`,
+			`ON CONFLICT (user_id, status, slot) DO UPDATE SET count = item_counts.count + excluded.count`,
 	}
 	if dialect == "postgres" {
 		for _, s := range []*string{&q.keyState, &q.countOwn, &q.countAll, &q.pageOwn, &q.pageAll, &q.getOwn, &q.getAll, &q.insertItem, &q.insertEvent, &q.updateItem, &q.addCount} {

@@ -16,6 +16,8 @@ const (
 	FieldUserID = "user_id"
 	// FieldStatus holds the string denoting the status field in the database.
 	FieldStatus = "status"
+	// FieldSlot holds the string denoting the slot field in the database.
+	FieldSlot = "slot"
 	// FieldCount holds the string denoting the count field in the database.
 	FieldCount = "count"
 	// Table holds the table name of the itemcount in the database.
@@ -27,6 +29,7 @@ var Columns = []string{
 	FieldID,
 	FieldUserID,
 	FieldStatus,
+	FieldSlot,
 	FieldCount,
 }
 
@@ -48,6 +51,8 @@ func ValidColumn(column string) bool {
 var (
 	Hooks  [1]ent.Hook
 	Policy ent.Policy
+	// DefaultSlot holds the default value on creation for the "slot" field.
+	DefaultSlot int
 	// DefaultCount holds the default value on creation for the "count" field.
 	DefaultCount int
 )
@@ -68,6 +73,11 @@ func ByUserID(opts ...sql.OrderTermOption) OrderOption {
 // ByStatus orders the results by the status field.
 func ByStatus(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldStatus, opts...).ToFunc()
+}
+
+// BySlot orders the results by the slot field.
+func BySlot(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldSlot, opts...).ToFunc()
 }
 
 // ByCount orders the results by the count field.

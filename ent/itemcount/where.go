@@ -62,6 +62,11 @@ func Status(v string) predicate.ItemCount {
 	return predicate.ItemCount(sql.FieldEQ(FieldStatus, v))
 }
 
+// Slot applies equality check predicate on the "slot" field. It's identical to SlotEQ.
+func Slot(v int) predicate.ItemCount {
+	return predicate.ItemCount(sql.FieldEQ(FieldSlot, v))
+}
+
 // Count applies equality check predicate on the "count" field. It's identical to CountEQ.
 func Count(v int) predicate.ItemCount {
 	return predicate.ItemCount(sql.FieldEQ(FieldCount, v))
@@ -195,6 +200,46 @@ func StatusEqualFold(v string) predicate.ItemCount {
 // StatusContainsFold applies the ContainsFold predicate on the "status" field.
 func StatusContainsFold(v string) predicate.ItemCount {
 	return predicate.ItemCount(sql.FieldContainsFold(FieldStatus, v))
+}
+
+// SlotEQ applies the EQ predicate on the "slot" field.
+func SlotEQ(v int) predicate.ItemCount {
+	return predicate.ItemCount(sql.FieldEQ(FieldSlot, v))
+}
+
+// SlotNEQ applies the NEQ predicate on the "slot" field.
+func SlotNEQ(v int) predicate.ItemCount {
+	return predicate.ItemCount(sql.FieldNEQ(FieldSlot, v))
+}
+
+// SlotIn applies the In predicate on the "slot" field.
+func SlotIn(vs ...int) predicate.ItemCount {
+	return predicate.ItemCount(sql.FieldIn(FieldSlot, vs...))
+}
+
+// SlotNotIn applies the NotIn predicate on the "slot" field.
+func SlotNotIn(vs ...int) predicate.ItemCount {
+	return predicate.ItemCount(sql.FieldNotIn(FieldSlot, vs...))
+}
+
+// SlotGT applies the GT predicate on the "slot" field.
+func SlotGT(v int) predicate.ItemCount {
+	return predicate.ItemCount(sql.FieldGT(FieldSlot, v))
+}
+
+// SlotGTE applies the GTE predicate on the "slot" field.
+func SlotGTE(v int) predicate.ItemCount {
+	return predicate.ItemCount(sql.FieldGTE(FieldSlot, v))
+}
+
+// SlotLT applies the LT predicate on the "slot" field.
+func SlotLT(v int) predicate.ItemCount {
+	return predicate.ItemCount(sql.FieldLT(FieldSlot, v))
+}
+
+// SlotLTE applies the LTE predicate on the "slot" field.
+func SlotLTE(v int) predicate.ItemCount {
+	return predicate.ItemCount(sql.FieldLTE(FieldSlot, v))
 }
 
 // CountEQ applies the EQ predicate on the "count" field.

@@ -176,6 +176,8 @@ func init() {
 			return next.Mutate(ctx, m)
 		})
 	}
+	// itemcount.DefaultSlot holds the default value on creation for the slot field.
+	itemcount.DefaultSlot = 0
 	// itemcount.DefaultCount holds the default value on creation for the count field.
 	itemcount.DefaultCount = 0
 

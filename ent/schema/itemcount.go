@@ -11,10 +11,13 @@ import (
 	"github.com/acme/itemsvc/ent/schema/rule"
 )
 
-// ItemCount is the number of items one user has in one status, kept exact by
-// the Item hooks (itemcounts.go) in the transaction of every change, so that
-// list totals are read from at most users×2 small rows instead of counting
-// the items. It is internal: no GraphQL type, no prefixed id, no node.
+// ItemCount is a share of the number of items one user has in one status,
+// kept exact by the Item hooks (itemcounts.go) in the transaction of every
+// change, so that list totals are read from a few small rows instead of
+// counting the items: the count of (user, status) is the sum of its slots.
+// Writers add to one slot of several (on PostgreSQL), so that concurrent
+// writes of one owner do not all queue on one row lock held to commit. It is
+// internal: no GraphQL type, no prefixed id, no node.
 type ItemCount struct {
 	ent.Schema
 }
@@ -28,6 +31,12 @@ func (ItemCount) Fields() []ent.Field {
 		// The status of the counted items (the values of Item.status).
 		field.String("status").
 			Immutable(),
+		// Which of the counter rows of (user_id, status) this is: writers
+		// spread over counterSlots of them on PostgreSQL; SQLite, with one
+		// writer at a time, uses slot 0 only.
+		field.Int("slot").
+			Default(0).
+			Immutable(),
 		// Changed only by atomic increments (count = count + delta), never
 		// by writing a value read before.
 		field.Int("count").
@@ -35,11 +44,11 @@ func (ItemCount) Fields() []ent.Field {
 	}
 }
 
-// Indexes of the ItemCount: one row per owner and status, the target of the
-// upsert.
+// Indexes of the ItemCount: one row per owner, status and slot, the target
+// of the upsert; its prefix serves the sums of one owner's slots.
 func (ItemCount) Indexes() []ent.Index {
 	return []ent.Index{
-		index.Fields("user_id", "status").
+		index.Fields("user_id", "status", "slot").
 			Unique(),
 	}
 }

@@ -207,3 +207,49 @@ func TestEventXidBackfill(t *testing.T) {
 		t.Fatal("the settings counter event_seq is gone on SQLite")
 	}
 }
+
+// TestItemCountSlotsCarryOver: counters from before the item_count_slots
+// migration become slot 0 of their owner and status, with their counts, and
+// the upsert of the hooks (on user_id, status and slot) adds to them.
+func TestItemCountSlotsCarryOver(t *testing.T) {
+	ctx := context.Background()
+	db, err := database.Open(ctx, testutil.DatabaseURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	kept, total := applyBefore(t, db, "_item_count_slots.sql")
+	if _, err := db.SQL.ExecContext(ctx, `INSERT INTO item_counts (user_id, status, count) VALUES
+		('user_a', 'active', 7), ('user_a', 'archived', 1), ('user_b', 'active', 3)`); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := migration.Apply(ctx, db.SQL, db.Dialect); err != nil || n != total-kept {
+		t.Fatalf("applied %d, err %v; want the rest of the history", n, err)
+	}
+	upsert := `INSERT INTO item_counts (user_id, status, slot, count) VALUES ('user_a', 'active', 0, 2)
+		ON CONFLICT (user_id, status, slot) DO UPDATE SET count = item_counts.count + excluded.count`
+	if _, err := db.SQL.ExecContext(ctx, upsert); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := db.SQL.QueryContext(ctx, `SELECT user_id, status, slot, count FROM item_counts`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	got := map[string]int{}
+	for rows.Next() {
+		var user, status string
+		var slot, n int
+		if err := rows.Scan(&user, &status, &slot, &n); err != nil {
+			t.Fatal(err)
+		}
+		got[fmt.Sprintf("%s %s %d", user, status, slot)] = n
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{"user_a active 0": 9, "user_a archived 0": 1, "user_b active 0": 3}
+	if !maps.Equal(got, want) {
+		t.Fatalf("counters after the migration %v, want %v", got, want)
+	}
+}

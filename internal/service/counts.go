@@ -11,8 +11,9 @@ import (
 
 // CountItems returns how many items the viewer may see of one owner
 // (userID, "" for every owner) in one status ("" for both), read from the
-// counters the item hooks keep in the transaction of every change: at most
-// two rows for one owner, two per user for all, instead of counting items.
+// counters the item hooks keep in the transaction of every change: the sum
+// of one indexed range, at most two counters for one owner (each of up to 8
+// slot rows on PostgreSQL), every user's for all, instead of counting items.
 // Privacy holds the counters to the rows of the items they count, so a
 // non-admin's count covers only their own items (another owner: 0).
 func (s *Service) CountItems(ctx context.Context, userID, status string) (int, error) {
@@ -56,8 +57,8 @@ func (c ItemCounts) Total(userID, status string) int {
 	return n
 }
 
-// ItemCounts reads every counter the viewer may see: a user's own (at most
-// two rows), or, for an admin, every user's (two rows per user).
+// ItemCounts reads every counter the viewer may see, adding up the slots of
+// each: a user's own (at most two counters), or, for an admin, every user's.
 func (s *Service) ItemCounts(ctx context.Context) (ItemCounts, error) {
 	if _, err := requireViewer(ctx); err != nil {
 		return nil, err

@@ -250,7 +250,7 @@ func insertItems(ctx context.Context, db *sql.DB, dialect string, owners []strin
 	// backfill, on a database that has no items of its own).
 	if _, err := tx.ExecContext(ctx, `INSERT INTO item_counts (user_id, status, count) `+
 		`SELECT user_id, status, COUNT(*) FROM items GROUP BY user_id, status `+
-		`ON CONFLICT (user_id, status) DO UPDATE SET count = excluded.count`); err != nil {
+		`ON CONFLICT (user_id, status, slot) DO UPDATE SET count = excluded.count`); err != nil {
 		return fmt.Errorf("count items: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
