@@ -6,12 +6,14 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/acme/itemsvc/internal/apperr"
+	"github.com/acme/itemsvc/internal/service"
 )
 
 // meta is carried by every response.
@@ -105,6 +107,8 @@ func renderError(c *gin.Context, err error) {
 		setRefusalHeaders(c, e)
 	case apperr.CodeUnavailable:
 		c.Header(headerRetryAfter, unavailableRetryAfter)
+	case apperr.CodeIdempotencyKeyInUse:
+		c.Header(headerRetryAfter, strconv.Itoa(service.IdempotencyRetryAfter))
 	}
 	details := e.Details
 	if details == nil {

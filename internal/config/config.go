@@ -39,6 +39,7 @@ type Config struct {
 	EventStreamsPerKey   int
 	EventStreamBuffer    int
 	EventRetention       time.Duration
+	IdempotencyKeyTTL    time.Duration
 	CORSOrigins          []string
 	LogLevel             slog.Level
 	Sandbox              bool
@@ -89,6 +90,7 @@ func (c *Config) Register(fs *flag.FlagSet) *Loader {
 	l.add("event-streams-per-key", "EVENT_STREAMS_PER_KEY", "10", "event streams (SSE, GraphQL subscriptions) one API key may hold open on one server", positive(&c.EventStreamsPerKey))
 	l.add("event-stream-buffer", "EVENT_STREAM_BUFFER", "256", "events that may wait for one stream before it is closed with SLOW_CONSUMER", positive(&c.EventStreamBuffer))
 	l.add("event-retention", "EVENT_RETENTION", "720h", "how long events (and their finished webhook deliveries) are kept; older ones are pruned, except events still owed to an endpoint, and an older cursor is 410 CURSOR_EXPIRED", duration(&c.EventRetention))
+	l.add("idempotency-key-ttl", "IDEMPOTENCY_KEY_TTL", "24h", "how long an Idempotency-Key and the response it replays are kept (per user); after it the key may be used afresh", duration(&c.IdempotencyKeyTTL))
 	l.add("cors-origins", "CORS_ORIGINS", "", "comma-separated origins allowed by CORS (* for any); empty: none", list(&c.CORSOrigins))
 	l.add("log-level", "LOG_LEVEL", "info", "debug, info, warn or error", level(&c.LogLevel))
 	l.add("sandbox", "SANDBOX", "false", "seed demo data with sk_test_ keys and reset it periodically", boolean(&c.Sandbox))
@@ -173,6 +175,9 @@ func (c *Config) validate() error {
 	}
 	if c.EventRetention < MinEventRetention {
 		errs = append(errs, fmt.Errorf("EVENT_RETENTION: want at least %s, got %s", MinEventRetention, c.EventRetention))
+	}
+	if c.IdempotencyKeyTTL < time.Minute {
+		errs = append(errs, fmt.Errorf("IDEMPOTENCY_KEY_TTL: want at least 1m, got %s", c.IdempotencyKeyTTL))
 	}
 	if c.SandboxResetInterval < time.Minute {
 		errs = append(errs, errors.New("SANDBOX_RESET_INTERVAL: want at least 1m"))
