@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 
@@ -66,7 +67,10 @@ func Idempotent(svc *service.Service, scope IdempotencyScope) gin.HandlerFunc {
 			c.Next()
 			return
 		}
-		if err := service.CheckIdempotencyKey(keys[0]); err != nil {
+		// HTTP drops the spaces around a value; a key of spaces only
+		// is an empty one.
+		key := strings.TrimSpace(keys[0])
+		if err := service.CheckIdempotencyKey(key); err != nil {
 			renderError(c, err)
 			return
 		}
@@ -91,7 +95,7 @@ func Idempotent(svc *service.Service, scope IdempotencyScope) gin.HandlerFunc {
 			return
 		}
 		out := c.Writer
-		req := service.IdempotentRequest{Key: keys[0], Fingerprint: fingerprint}
+		req := service.IdempotentRequest{Key: key, Fingerprint: fingerprint}
 		resp, replayed, err := svc.Idempotent(c.Request.Context(), req, func(ctx context.Context) (service.IdempotentResponse, error) {
 			return runBuffered(ctx, c, scope.Failed), nil
 		})

@@ -114,7 +114,10 @@ func requireViewer(ctx context.Context) (viewer.Viewer, error) {
 // hooks write outbox events in the same transaction.
 //
 // Under Idempotent, fn runs in the request's transaction instead, which
-// Idempotent commits with the key's record (idempotency.go).
+// Idempotent commits with the key's record (idempotency.go). A change a
+// route with an Idempotency-Key makes must therefore go through withTx: a
+// write on s.db would not be part of it (and on SQLite would wait for the
+// writer that transaction holds).
 func (s *Service) withTx(ctx context.Context, fn func(tx *ent.Tx) error) (err error) {
 	if a, ok := ctx.Value(ambientTxKey{}).(*ambientTx); ok {
 		return fn(a.tx)
