@@ -33,6 +33,7 @@ func Idempotency(svc *service.Service) gin.HandlerFunc {
 		Fingerprint: mutationFingerprint,
 		Failed:      hasErrors,
 		Replay:      chargeReplay,
+		ContentType: func(c *gin.Context) string { return responseMediaType(c.GetHeader("Accept")) },
 	})
 }
 

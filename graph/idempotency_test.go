@@ -66,6 +66,9 @@ func TestIdempotencyKeyGraphQL(t *testing.T) {
 			case row.replay && string(r.Raw) != first:
 				t.Errorf("replayed\n%s\nwant\n%s", r.Raw, first)
 			}
+			if ct := res.Header.Get("Content-Type"); row.status == 200 && ct != "application/json" {
+				t.Errorf("Content-Type = %q, want gqlgen's application/json", ct)
+			}
 			for name, want := range row.items {
 				if n := count(name); n != want {
 					t.Errorf("%d items named %q, want %d", n, name, want)

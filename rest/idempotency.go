@@ -39,6 +39,9 @@ type IdempotencyScope struct {
 	// may refuse it (GraphQL charges the rate limit there, since its charge
 	// is made by gqlgen, which a replay does not reach).
 	Replay func(c *gin.Context) error
+	// ContentType is the media type of a replayed response, as the route
+	// would choose it for this request; nil: REST's JSON.
+	ContentType func(c *gin.Context) string
 }
 
 // idempotent is Idempotent for a REST route that creates: the request is its
@@ -116,9 +119,11 @@ func Idempotent(svc *service.Service, scope IdempotencyScope) gin.HandlerFunc {
 			if resp.Location != "" {
 				c.Header("Location", resp.Location)
 			}
-			if out.Header().Get("Content-Type") == "" {
-				c.Header("Content-Type", "application/json; charset=utf-8")
+			ct := "application/json; charset=utf-8"
+			if scope.ContentType != nil {
+				ct = scope.ContentType(c)
 			}
+			c.Header("Content-Type", ct)
 		}
 		out.WriteHeader(resp.Status)
 		_, _ = out.Write(resp.Body)
