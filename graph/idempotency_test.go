@@ -41,7 +41,7 @@ func TestIdempotencyKeyGraphQL(t *testing.T) {
 		{name: "other variables are 422", key: "g1", status: 422, code: "IDEMPOTENCY_KEY_REUSED",
 			body: `{"query":"` + create + `","variables":{"n":"gql other"}}`, items: map[string]int{"gql other": 0}},
 		{name: "two mutation fields are refused", key: "g2", status: 400, code: "VALIDATION_ERROR",
-			body: `{"query":"mutation { a: createItem(input: {name: \"two\"}) { id } b: createItem(input: {name: \"two\"}) { id } }"}`,
+			body:  `{"query":"mutation { a: createItem(input: {name: \"two\"}) { id } b: createItem(input: {name: \"two\"}) { id } }"}`,
 			items: map[string]int{"two": 0}},
 		{name: "a query ignores the key", key: "g1", status: 200, body: `{"query":"{ me { id } }"}`},
 		{name: "a mutation that fails is not recorded", key: "g3", status: 200, code: "VALIDATION_ERROR",
