@@ -24,7 +24,7 @@ func TestIdempotencyKeyGraphQL(t *testing.T) {
 		}
 		return n
 	}
-	var first string
+	var first, firstRemaining string
 	rows := []struct {
 		name   string
 		body   string
@@ -62,9 +62,12 @@ func TestIdempotencyKeyGraphQL(t *testing.T) {
 			}
 			switch {
 			case first == "" && row.status == 200 && strings.Contains(string(r.Raw), "createItem"):
-				first = string(r.Raw)
+				first, firstRemaining = string(r.Raw), res.Header.Get("X-RateLimit-Remaining")
 			case row.replay && string(r.Raw) != first:
 				t.Errorf("replayed\n%s\nwant\n%s", r.Raw, first)
+			}
+			if rem := res.Header.Get("X-RateLimit-Remaining"); row.replay && (rem == "" || rem == firstRemaining) {
+				t.Errorf("X-RateLimit-Remaining %q after %q: the replay was not charged", rem, firstRemaining)
 			}
 			if ct := res.Header.Get("Content-Type"); row.status == 200 && ct != "application/json" {
 				t.Errorf("Content-Type = %q, want gqlgen's application/json", ct)

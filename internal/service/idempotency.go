@@ -134,6 +134,11 @@ func (s *Service) Idempotent(ctx context.Context, req IdempotentRequest, run fun
 		if !committed {
 			_ = tx.Rollback()
 		}
+		if p := recover(); p != nil {
+			// A panic (rendered as a 500 further up) made no change.
+			s.releaseKey(ctx, rec.ID, token)
+			panic(p)
+		}
 	}()
 	resp, err = run(context.WithValue(ctx, ambientTxKey{}, &ambientTx{tx: tx}))
 	switch {
