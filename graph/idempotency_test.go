@@ -80,3 +80,49 @@ func TestIdempotencyKeyGraphQL(t *testing.T) {
 		})
 	}
 }
+
+// TestIdempotencyKeyResponseTooLarge: a mutation whose response is larger
+// than what is kept for a retry (64 KiB) is refused with the key, and
+// changes nothing.
+func TestIdempotencyKeyResponseTooLarge(t *testing.T) {
+	env := testutil.New(t)
+	long := strings.Repeat("d", 5000)
+	for range 15 {
+		r := env.Do(testutil.Request{Method: "POST", Path: "/v1/items", Token: env.Alice.Token,
+			Body: map[string]any{"name": "filler", "description": long}})
+		if r.Status != 201 {
+			t.Fatalf("%d %s", r.Status, r.Body)
+		}
+	}
+	body := map[string]any{"query": `mutation { createItem(input: {name: "big"}) { id owner { items(first: 20) { edges { node { description } } } } } }`}
+	count := func() int {
+		n, err := env.App.Service.Client().Item.Query().Where(item.Name("big")).
+			Count(privacy.DecisionContext(context.Background(), privacy.Allow))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	cases := []struct {
+		name   string
+		key    string
+		status int
+		code   string
+		items  int
+	}{
+		{"with a key: refused, nothing made", "big-1", 400, "VALIDATION_ERROR", 0},
+		{"and again: still nothing made", "big-1", 400, "VALIDATION_ERROR", 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := decode(t, env.Do(testutil.Request{Method: "POST", Path: "/graphql", Token: env.Alice.Token, Body: body,
+				Headers: map[string]string{"Idempotency-Key": c.key}}))
+			if r.Status != c.status || r.code() != c.code {
+				t.Fatalf("%d %q, want %d %q: %.300s", r.Status, r.code(), c.status, c.code, r.Raw)
+			}
+			if n := count(); n != c.items {
+				t.Errorf("%d items named big, want %d", n, c.items)
+			}
+		})
+	}
+}
