@@ -16,6 +16,7 @@ import (
 	"github.com/acme/itemsvc/ent/delivery"
 	"github.com/acme/itemsvc/ent/deliveryattempt"
 	"github.com/acme/itemsvc/ent/event"
+	"github.com/acme/itemsvc/ent/idempotencykey"
 	"github.com/acme/itemsvc/ent/item"
 	"github.com/acme/itemsvc/ent/itemcount"
 	"github.com/acme/itemsvc/ent/setting"
@@ -85,6 +86,7 @@ func checkColumn(t, c string) error {
 			delivery.Table:        delivery.ValidColumn,
 			deliveryattempt.Table: deliveryattempt.ValidColumn,
 			event.Table:           event.ValidColumn,
+			idempotencykey.Table:  idempotencykey.ValidColumn,
 			item.Table:            item.ValidColumn,
 			itemcount.Table:       itemcount.ValidColumn,
 			setting.Table:         setting.ValidColumn,

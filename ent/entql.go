@@ -7,6 +7,7 @@ import (
 	"github.com/acme/itemsvc/ent/delivery"
 	"github.com/acme/itemsvc/ent/deliveryattempt"
 	"github.com/acme/itemsvc/ent/event"
+	"github.com/acme/itemsvc/ent/idempotencykey"
 	"github.com/acme/itemsvc/ent/item"
 	"github.com/acme/itemsvc/ent/itemcount"
 	"github.com/acme/itemsvc/ent/predicate"
@@ -22,7 +23,7 @@ import (
 
 // schemaGraph holds a representation of ent/schema at runtime.
 var schemaGraph = func() *sqlgraph.Schema {
-	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 9)}
+	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 10)}
 	graph.Nodes[0] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   apikey.Table,
@@ -111,6 +112,30 @@ var schemaGraph = func() *sqlgraph.Schema {
 	}
 	graph.Nodes[4] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
+			Table:   idempotencykey.Table,
+			Columns: idempotencykey.Columns,
+			ID: &sqlgraph.FieldSpec{
+				Type:   field.TypeInt,
+				Column: idempotencykey.FieldID,
+			},
+		},
+		Type: "IdempotencyKey",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			idempotencykey.FieldUserID:      {Type: field.TypeString, Column: idempotencykey.FieldUserID},
+			idempotencykey.FieldKey:         {Type: field.TypeString, Column: idempotencykey.FieldKey},
+			idempotencykey.FieldFingerprint: {Type: field.TypeString, Column: idempotencykey.FieldFingerprint},
+			idempotencykey.FieldState:       {Type: field.TypeString, Column: idempotencykey.FieldState},
+			idempotencykey.FieldClaim:       {Type: field.TypeString, Column: idempotencykey.FieldClaim},
+			idempotencykey.FieldStatus:      {Type: field.TypeInt, Column: idempotencykey.FieldStatus},
+			idempotencykey.FieldBody:        {Type: field.TypeString, Column: idempotencykey.FieldBody},
+			idempotencykey.FieldLocation:    {Type: field.TypeString, Column: idempotencykey.FieldLocation},
+			idempotencykey.FieldCreatedAt:   {Type: field.TypeTime, Column: idempotencykey.FieldCreatedAt},
+			idempotencykey.FieldClaimedAt:   {Type: field.TypeTime, Column: idempotencykey.FieldClaimedAt},
+			idempotencykey.FieldExpiresAt:   {Type: field.TypeTime, Column: idempotencykey.FieldExpiresAt},
+		},
+	}
+	graph.Nodes[5] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
 			Table:   item.Table,
 			Columns: item.Columns,
 			ID: &sqlgraph.FieldSpec{
@@ -128,7 +153,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			item.FieldUserID:      {Type: field.TypeString, Column: item.FieldUserID},
 		},
 	}
-	graph.Nodes[5] = &sqlgraph.Node{
+	graph.Nodes[6] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   itemcount.Table,
 			Columns: itemcount.Columns,
@@ -145,7 +170,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			itemcount.FieldCount:  {Type: field.TypeInt, Column: itemcount.FieldCount},
 		},
 	}
-	graph.Nodes[6] = &sqlgraph.Node{
+	graph.Nodes[7] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   setting.Table,
 			Columns: setting.Columns,
@@ -161,7 +186,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			setting.FieldValue:     {Type: field.TypeString, Column: setting.FieldValue},
 		},
 	}
-	graph.Nodes[7] = &sqlgraph.Node{
+	graph.Nodes[8] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   user.Table,
 			Columns: user.Columns,
@@ -179,7 +204,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			user.FieldRole:      {Type: field.TypeEnum, Column: user.FieldRole},
 		},
 	}
-	graph.Nodes[8] = &sqlgraph.Node{
+	graph.Nodes[9] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   webhookendpoint.Table,
 			Columns: webhookendpoint.Columns,
@@ -772,6 +797,101 @@ func (f *EventFilter) WhereHasDeliveriesWith(preds ...predicate.Delivery) {
 }
 
 // addPredicate implements the predicateAdder interface.
+func (_q *IdempotencyKeyQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the IdempotencyKeyQuery builder.
+func (_q *IdempotencyKeyQuery) Filter() *IdempotencyKeyFilter {
+	return &IdempotencyKeyFilter{config: _q.config, predicateAdder: _q}
+}
+
+// addPredicate implements the predicateAdder interface.
+func (m *IdempotencyKeyMutation) addPredicate(pred func(s *sql.Selector)) {
+	m.predicates = append(m.predicates, pred)
+}
+
+// Filter returns an entql.Where implementation to apply filters on the IdempotencyKeyMutation builder.
+func (m *IdempotencyKeyMutation) Filter() *IdempotencyKeyFilter {
+	return &IdempotencyKeyFilter{config: m.config, predicateAdder: m}
+}
+
+// IdempotencyKeyFilter provides a generic filtering capability at runtime for IdempotencyKeyQuery.
+type IdempotencyKeyFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *IdempotencyKeyFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[4].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereID applies the entql int predicate on the id field.
+func (f *IdempotencyKeyFilter) WhereID(p entql.IntP) {
+	f.Where(p.Field(idempotencykey.FieldID))
+}
+
+// WhereUserID applies the entql string predicate on the user_id field.
+func (f *IdempotencyKeyFilter) WhereUserID(p entql.StringP) {
+	f.Where(p.Field(idempotencykey.FieldUserID))
+}
+
+// WhereKey applies the entql string predicate on the key field.
+func (f *IdempotencyKeyFilter) WhereKey(p entql.StringP) {
+	f.Where(p.Field(idempotencykey.FieldKey))
+}
+
+// WhereFingerprint applies the entql string predicate on the fingerprint field.
+func (f *IdempotencyKeyFilter) WhereFingerprint(p entql.StringP) {
+	f.Where(p.Field(idempotencykey.FieldFingerprint))
+}
+
+// WhereState applies the entql string predicate on the state field.
+func (f *IdempotencyKeyFilter) WhereState(p entql.StringP) {
+	f.Where(p.Field(idempotencykey.FieldState))
+}
+
+// WhereClaim applies the entql string predicate on the claim field.
+func (f *IdempotencyKeyFilter) WhereClaim(p entql.StringP) {
+	f.Where(p.Field(idempotencykey.FieldClaim))
+}
+
+// WhereStatus applies the entql int predicate on the status field.
+func (f *IdempotencyKeyFilter) WhereStatus(p entql.IntP) {
+	f.Where(p.Field(idempotencykey.FieldStatus))
+}
+
+// WhereBody applies the entql string predicate on the body field.
+func (f *IdempotencyKeyFilter) WhereBody(p entql.StringP) {
+	f.Where(p.Field(idempotencykey.FieldBody))
+}
+
+// WhereLocation applies the entql string predicate on the location field.
+func (f *IdempotencyKeyFilter) WhereLocation(p entql.StringP) {
+	f.Where(p.Field(idempotencykey.FieldLocation))
+}
+
+// WhereCreatedAt applies the entql time.Time predicate on the created_at field.
+func (f *IdempotencyKeyFilter) WhereCreatedAt(p entql.TimeP) {
+	f.Where(p.Field(idempotencykey.FieldCreatedAt))
+}
+
+// WhereClaimedAt applies the entql time.Time predicate on the claimed_at field.
+func (f *IdempotencyKeyFilter) WhereClaimedAt(p entql.TimeP) {
+	f.Where(p.Field(idempotencykey.FieldClaimedAt))
+}
+
+// WhereExpiresAt applies the entql time.Time predicate on the expires_at field.
+func (f *IdempotencyKeyFilter) WhereExpiresAt(p entql.TimeP) {
+	f.Where(p.Field(idempotencykey.FieldExpiresAt))
+}
+
+// addPredicate implements the predicateAdder interface.
 func (_q *ItemQuery) addPredicate(pred func(s *sql.Selector)) {
 	_q.predicates = append(_q.predicates, pred)
 }
@@ -800,7 +920,7 @@ type ItemFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *ItemFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[4].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[5].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -884,7 +1004,7 @@ type ItemCountFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *ItemCountFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[5].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[6].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -944,7 +1064,7 @@ type SettingFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SettingFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[6].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[7].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -999,7 +1119,7 @@ type UserFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *UserFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[7].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[8].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -1106,7 +1226,7 @@ type WebhookEndpointFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *WebhookEndpointFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[8].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[9].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})

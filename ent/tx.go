@@ -22,6 +22,8 @@ type Tx struct {
 	DeliveryAttempt *DeliveryAttemptClient
 	// Event is the client for interacting with the Event builders.
 	Event *EventClient
+	// IdempotencyKey is the client for interacting with the IdempotencyKey builders.
+	IdempotencyKey *IdempotencyKeyClient
 	// Item is the client for interacting with the Item builders.
 	Item *ItemClient
 	// ItemCount is the client for interacting with the ItemCount builders.
@@ -167,6 +169,7 @@ func (tx *Tx) init() {
 	tx.Delivery = NewDeliveryClient(tx.config)
 	tx.DeliveryAttempt = NewDeliveryAttemptClient(tx.config)
 	tx.Event = NewEventClient(tx.config)
+	tx.IdempotencyKey = NewIdempotencyKeyClient(tx.config)
 	tx.Item = NewItemClient(tx.config)
 	tx.ItemCount = NewItemCountClient(tx.config)
 	tx.Setting = NewSettingClient(tx.config)

@@ -30,6 +30,10 @@ type MountOptions struct {
 	// GraphQL spends an operation's points of it. Anonymous is the
 	// per-address limiter of requests without a token. Nil limits nothing.
 	Keys, Anonymous *ratelimit.Limiter
+	// Idempotency, when set, makes a mutation safe to retry with an
+	// Idempotency-Key header (Idempotency); it runs after billing, so a
+	// replay is charged.
+	Idempotency gin.HandlerFunc
 }
 
 // Mount serves h at /graphql on e, and GraphiQL at /playground. Every
@@ -39,7 +43,11 @@ func Mount(e *gin.Engine, h http.Handler, opts MountOptions) {
 	if opts.Authenticate != nil {
 		chain = append(chain, whenAuthorized(opts.Authenticate))
 	}
-	chain = append(chain, billing(opts.Keys, opts.Anonymous), gin.WrapH(h))
+	chain = append(chain, billing(opts.Keys, opts.Anonymous))
+	if opts.Idempotency != nil {
+		chain = append(chain, opts.Idempotency)
+	}
+	chain = append(chain, gin.WrapH(h))
 	e.GET(Endpoint, chain...)
 	e.POST(Endpoint, chain...)
 	for _, m := range []string{http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodHead, http.MethodOptions, http.MethodConnect, http.MethodTrace} {

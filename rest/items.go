@@ -22,7 +22,7 @@ type items struct{ svc *service.Service }
 func bindItems(g *gin.RouterGroup, svc *service.Service) {
 	h := items{svc: svc}
 	g.GET("/items", h.list)
-	g.POST("/items", h.create)
+	g.POST("/items", idempotent(svc), h.create)
 	g.GET("/items/:id", h.get)
 	g.PUT("/items/:id", h.update)
 	g.DELETE("/items/:id", h.delete)

@@ -22,7 +22,7 @@ type webhooks struct{ svc *service.Service }
 func bindWebhooks(g *gin.RouterGroup, svc *service.Service) {
 	h := webhooks{svc: svc}
 	g.GET("/webhooks", h.list)
-	g.POST("/webhooks", h.create)
+	g.POST("/webhooks", idempotent(svc), h.create)
 	g.GET("/webhooks/:id", h.get)
 	g.PUT("/webhooks/:id", h.update)
 	g.DELETE("/webhooks/:id", h.delete)

@@ -9,6 +9,7 @@ import (
 	"github.com/acme/itemsvc/ent/delivery"
 	"github.com/acme/itemsvc/ent/deliveryattempt"
 	"github.com/acme/itemsvc/ent/event"
+	"github.com/acme/itemsvc/ent/idempotencykey"
 	"github.com/acme/itemsvc/ent/item"
 	"github.com/acme/itemsvc/ent/itemcount"
 	"github.com/acme/itemsvc/ent/schema"
@@ -134,6 +135,16 @@ func init() {
 	event.DefaultID = func() string { return pulid.New("evt_") }
 	// event.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	event.IDValidator = named.NotEmpty
+
+	idempotencykey.Policy = privacy.NewPolicies(schemaPolicy{schema.IdempotencyKey{}.Policy()})
+	idempotencykey.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := idempotencykey.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
 
 	item.Policy = privacy.NewPolicies(schemaPolicy{schema.Item{}.Policy()})
 	item.Hooks[0] = func(next ent.Mutator) ent.Mutator {

@@ -63,6 +63,14 @@ type App struct {
 	wg      sync.WaitGroup
 }
 
+// Idempotency keys (DESIGN §7): how often the expired are pruned, and how
+// long past REQUEST_TIMEOUT a claim still running is trusted (a request's
+// commit may finish a little after its deadline).
+const (
+	idempotencyPruneEvery     = 10 * time.Minute
+	idempotencyTakeoverMargin = 30 * time.Second
+)
+
 // Worker is a background task of the server (webhook dispatch, sandbox
 // reset): it runs until its context is cancelled.
 type Worker struct {
@@ -201,6 +209,12 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, db *databas
 	sopts.EventWindow = pruner.Window()
 
 	sopts.SecretBox = keys.Box(secrets.PurposeWebhooks)
+	// A replayed response is sealed with the webhook box: the response to
+	// a webhook's creation holds its secret.
+	sopts.IdempotencyTTL = cfg.IdempotencyKeyTTL
+	// A claim older than any request that could still commit belongs to a
+	// request that died with its server (idempotency.go).
+	sopts.IdempotencyTakeover = cfg.RequestTimeout + idempotencyTakeoverMargin
 	svc := service.New(db.Client, auth.NewTokens(signing, cfg.TokenTTL), sopts)
 	if n, err := svc.SealWebhookSecrets(ctx); err != nil {
 		return nil, err
@@ -215,6 +229,10 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, db *databas
 	a.workers = append(a.workers, Worker{Name: "webhooks", Run: dispatcher.Run}, Worker{Name: "events", Run: hub.Run})
 	a.Events = hub
 	a.workers = append(a.workers, Worker{Name: "retention", Run: pruner.Run})
+	// Idempotency keys (DESIGN §7) past IDEMPOTENCY_KEY_TTL.
+	a.workers = append(a.workers, Worker{Name: "idempotency-keys", Run: func(ctx context.Context) {
+		svc.RunIdempotencyPruner(ctx, idempotencyPruneEvery)
+	}})
 	a.Retention = pruner
 
 	ropts := rest.Options{
@@ -241,6 +259,7 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, db *databas
 				Authenticate: rest.Authenticate(svc),
 				Keys:         a.limits.Keys,
 				Anonymous:    a.limits.Anonymous,
+				Idempotency:  graph.Idempotency(svc),
 			})
 		},
 	}

@@ -39,6 +39,12 @@ const (
 	// history (EVENT_RETENTION): the events after it may be gone, and
 	// resuming from it would skip them without a word.
 	CodeCursorExpired Code = "CURSOR_EXPIRED"
+	// CodeIdempotencyKeyInUse refuses a retry while the first request with
+	// its Idempotency-Key still runs (409, Retry-After).
+	CodeIdempotencyKeyInUse Code = "IDEMPOTENCY_KEY_IN_USE"
+	// CodeIdempotencyKeyReused refuses an Idempotency-Key sent again with a
+	// different request (422).
+	CodeIdempotencyKeyReused Code = "IDEMPOTENCY_KEY_REUSED"
 )
 
 var statuses = map[Code]int{
@@ -56,6 +62,9 @@ var statuses = map[Code]int{
 	CodeUnavailable:      http.StatusServiceUnavailable,
 	CodeSlowConsumer:     http.StatusServiceUnavailable,
 	CodeCursorExpired:    http.StatusGone,
+
+	CodeIdempotencyKeyInUse:  http.StatusConflict,
+	CodeIdempotencyKeyReused: http.StatusUnprocessableEntity,
 }
 
 // Error is a failure as the client sees it. Message is safe to show; Cause,
@@ -191,4 +200,22 @@ func From(err error) *Error {
 	default:
 		return Internal(err)
 	}
+}
+
+// IdempotencyKeyInUse refuses a request whose Idempotency-Key another
+// request (the first with it) is still working on: the client retries after
+// retryAfter seconds (Retry-After) and then gets that request's response.
+func IdempotencyKeyInUse(retryAfter int) *Error {
+	return &Error{
+		Code:    CodeIdempotencyKeyInUse,
+		Message: fmt.Sprintf("a request with this Idempotency-Key is still in progress; retry after %d seconds", retryAfter),
+		Details: map[string]any{"retry_after": retryAfter},
+	}
+}
+
+// IdempotencyKeyReused refuses an Idempotency-Key already used (by the same
+// user, within its lifetime) for a different request: the key names one
+// request, and replaying its response to another would be a lie.
+func IdempotencyKeyReused() *Error {
+	return New(CodeIdempotencyKeyReused, "this Idempotency-Key was already used for a different request; use a new key for a new request")
 }

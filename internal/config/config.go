@@ -41,6 +41,7 @@ type Config struct {
 	EventStreamBuffer    int
 	EventRetention       time.Duration
 	EventFlushInterval   time.Duration
+	IdempotencyKeyTTL    time.Duration
 	CORSOrigins          []string
 	LogLevel             slog.Level
 	Sandbox              bool
@@ -93,6 +94,7 @@ func (c *Config) Register(fs *flag.FlagSet) *Loader {
 	l.add("event-stream-buffer", "EVENT_STREAM_BUFFER", "256", "events that may wait for one stream before it is closed with SLOW_CONSUMER", positive(&c.EventStreamBuffer))
 	l.add("event-retention", "EVENT_RETENTION", "720h", "how long events (and their finished webhook deliveries) are kept; older ones are pruned, except events still owed to an endpoint, and an older cursor is 410 CURSOR_EXPIRED", duration(&c.EventRetention))
 	l.add("event-flush-interval", "EVENT_FLUSH_INTERVAL", "100ms", "shortest time between two writes to one event stream: the events of a busy stream go out together (0: each as soon as it is ready)", nonNegativeDuration(&c.EventFlushInterval))
+	l.add("idempotency-key-ttl", "IDEMPOTENCY_KEY_TTL", "24h", "how long an Idempotency-Key and the response it replays are kept (per user); after it the key may be used afresh", duration(&c.IdempotencyKeyTTL))
 	l.add("cors-origins", "CORS_ORIGINS", "", "comma-separated origins allowed by CORS (* for any); empty: none", list(&c.CORSOrigins))
 	l.add("log-level", "LOG_LEVEL", "info", "debug, info, warn or error", level(&c.LogLevel))
 	l.add("sandbox", "SANDBOX", "false", "seed demo data with sk_test_ keys and reset it periodically", boolean(&c.Sandbox))
@@ -177,6 +179,9 @@ func (c *Config) validate() error {
 	}
 	if c.EventRetention < MinEventRetention {
 		errs = append(errs, fmt.Errorf("EVENT_RETENTION: want at least %s, got %s", MinEventRetention, c.EventRetention))
+	}
+	if c.IdempotencyKeyTTL < time.Minute {
+		errs = append(errs, fmt.Errorf("IDEMPOTENCY_KEY_TTL: want at least 1m, got %s", c.IdempotencyKeyTTL))
 	}
 	if c.SandboxResetInterval < time.Minute {
 		errs = append(errs, errors.New("SANDBOX_RESET_INTERVAL: want at least 1m"))

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"encoding/json"
 	"mime"
+	"strconv"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -39,6 +40,10 @@ func Fail(c *gin.Context, err error) {
 		setRefusalHeaders(c, e)
 	case apperr.CodeUnavailable:
 		c.Header(HeaderRetryAfter, unavailableRetryAfter)
+	case apperr.CodeIdempotencyKeyInUse:
+		if n, ok := e.Details["retry_after"].(int); ok {
+			c.Header(HeaderRetryAfter, strconv.Itoa(n))
+		}
 	}
 	details := e.Details
 	if details == nil {

@@ -55,6 +55,14 @@ type Options struct {
 	// SecretBox seals webhook signing secrets before they are stored
 	// (internal/secrets); nil stores them as they are, which only tests do.
 	SecretBox *secrets.Box
+	// IdempotencyTTL is how long an Idempotency-Key is kept
+	// (IDEMPOTENCY_KEY_TTL); default DefaultIdempotencyTTL.
+	IdempotencyTTL time.Duration
+	// IdempotencyTakeover is the age past which a key's claim still
+	// running belongs to a request that can no longer commit (its server
+	// died), and a retry may take it over: longer than REQUEST_TIMEOUT.
+	// Default DefaultIdempotencyTakeover.
+	IdempotencyTakeover time.Duration
 }
 
 // Service implements the API's operations on one database.
@@ -104,7 +112,16 @@ func requireViewer(ctx context.Context) (viewer.Viewer, error) {
 
 // withTx runs fn in a transaction and commits it when fn succeeds. Item
 // hooks write outbox events in the same transaction.
+//
+// Under Idempotent, fn runs in the request's transaction instead, which
+// Idempotent commits with the key's record (idempotency.go). A change a
+// route with an Idempotency-Key makes must therefore go through withTx: a
+// write on s.db would not be part of it (and on SQLite would wait for the
+// writer that transaction holds).
 func (s *Service) withTx(ctx context.Context, fn func(tx *ent.Tx) error) (err error) {
+	if a, ok := ctx.Value(ambientTxKey{}).(*ambientTx); ok {
+		return fn(a.tx)
+	}
 	tx, err := s.db.Tx(ctx)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)

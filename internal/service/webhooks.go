@@ -186,21 +186,27 @@ func (s *Service) CreateWebhook(ctx context.Context, in WebhookInput) (*ent.Webh
 		return nil, err
 	}
 	secret := webhook.NewSecret()
-	c := s.db.WebhookEndpoint.Create().
-		SetUserID(v.UserID).
-		SetURL(*in.URL).
-		SetSecret(s.seal(secret)).
-		SetEvents([]string{})
-	if in.Description != nil {
-		c.SetDescription(*in.Description)
-	}
-	if in.Events != nil {
-		c.SetEvents(*in.Events)
-	}
-	if in.Active != nil {
-		c.SetActive(*in.Active)
-	}
-	ep, err := c.Save(ctx)
+	// In a transaction, though it is one statement: under an
+	// Idempotency-Key it joins the request's (idempotency.go).
+	var ep *ent.WebhookEndpoint
+	err = s.withTx(ctx, func(tx *ent.Tx) error {
+		c := tx.WebhookEndpoint.Create().
+			SetUserID(v.UserID).
+			SetURL(*in.URL).
+			SetSecret(s.seal(secret)).
+			SetEvents([]string{})
+		if in.Description != nil {
+			c.SetDescription(*in.Description)
+		}
+		if in.Events != nil {
+			c.SetEvents(*in.Events)
+		}
+		if in.Active != nil {
+			c.SetActive(*in.Active)
+		}
+		ep, err = c.Save(ctx)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("create webhook: %w", err)
 	}

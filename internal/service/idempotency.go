@@ -1,0 +1,338 @@
+package service
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/acme/itemsvc/ent"
+	"github.com/acme/itemsvc/ent/idempotencykey"
+	"github.com/acme/itemsvc/internal/apperr"
+)
+
+// Limits of Idempotency-Key (DESIGN §7).
+const (
+	// MaxIdempotencyKey is the longest key, in characters.
+	MaxIdempotencyKey = 255
+	// MaxIdempotentBody is the largest response recorded for a key. A
+	// REST create's response is far smaller; a GraphQL mutation that
+	// selects more is refused (VALIDATION_ERROR, nothing changes) rather
+	// than done without a record its retry could replay.
+	MaxIdempotentBody = 64 << 10
+	// DefaultIdempotencyTTL is how long a key is kept (IDEMPOTENCY_KEY_TTL).
+	DefaultIdempotencyTTL = 24 * time.Hour
+	// DefaultIdempotencyTakeover is how long a claim of a request still
+	// running is trusted when Options leaves it unset.
+	DefaultIdempotencyTakeover = time.Minute
+	// IdempotencyRetryAfter is the Retry-After, in seconds, of a request
+	// refused because the first with its key still runs.
+	IdempotencyRetryAfter = 1
+)
+
+// The states of an idempotency record.
+const (
+	idempotencyRunning = "running"
+	idempotencyDone    = "done"
+)
+
+// IdempotentRequest names a request sent with an Idempotency-Key.
+type IdempotentRequest struct {
+	// Key is the client's Idempotency-Key.
+	Key string
+	// Fingerprint identifies the request (Fingerprint): the same key with
+	// another fingerprint is IDEMPOTENCY_KEY_REUSED.
+	Fingerprint string
+}
+
+// IdempotentResponse is a response as recorded for its key and replayed.
+type IdempotentResponse struct {
+	Status   int
+	Body     []byte
+	Location string
+	// Failed marks a response that reports a failure although its status
+	// is below 400 (GraphQL errors): like a 4xx, it is not recorded.
+	Failed bool
+}
+
+// Fingerprint hashes the parts of a request (method, route, canonical body)
+// with SHA-256. Each part is length-prefixed, so that no two lists of parts
+// hash alike by moving bytes from one part to the next.
+func Fingerprint(parts ...[]byte) string {
+	h := sha256.New()
+	var n [8]byte
+	for _, p := range parts {
+		binary.BigEndian.PutUint64(n[:], uint64(len(p)))
+		h.Write(n[:])
+		h.Write(p)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// CheckIdempotencyKey refuses a key the API does not take: empty, or longer
+// than MaxIdempotencyKey characters.
+func CheckIdempotencyKey(key string) error {
+	switch n := len([]rune(key)); {
+	case n == 0:
+		return apperr.Validation("Idempotency-Key", "must not be empty")
+	case n > MaxIdempotencyKey:
+		return apperr.Validation("Idempotency-Key", fmt.Sprintf("must be at most %d characters", MaxIdempotencyKey))
+	}
+	return nil
+}
+
+// ambientTx is the transaction of a request run by Idempotent: withTx joins
+// it instead of opening its own, so that the change and its idempotency
+// record commit together.
+type ambientTx struct{ tx *ent.Tx }
+
+type ambientTxKey struct{}
+
+// Idempotent runs a change at most once per caller and key, and answers
+// every request with the same key with the first one's response (DESIGN §7).
+//
+// The key is first claimed (state running) in a statement of its own, which
+// commits at once: a concurrent request with the key meets it, and gets
+// IDEMPOTENCY_KEY_IN_USE while it runs, IDEMPOTENCY_KEY_REUSED if it is a
+// different request, or the recorded response (replayed true) once it is
+// done. run then works in one transaction (every withTx under its context
+// joins it), and the record is marked done with run's response in that same
+// transaction: a crash leaves both the change and its record, or neither.
+//
+// Only a success is recorded. When run fails or answers 400 or more, its
+// transaction rolls back and the claim is released, so the client may fix
+// the request and send it again with the same key. A claim left running by
+// a server that died is taken over by a retry once it is older than
+// Options.IdempotencyTakeover, which outlives any request that could still
+// commit (REQUEST_TIMEOUT and a margin).
+func (s *Service) Idempotent(ctx context.Context, req IdempotentRequest, run func(ctx context.Context) (IdempotentResponse, error)) (resp IdempotentResponse, replayed bool, err error) {
+	v, err := requireViewer(ctx)
+	if err != nil {
+		return resp, false, err
+	}
+	if err := CheckIdempotencyKey(req.Key); err != nil {
+		return resp, false, err
+	}
+	rec, token, replay, err := s.claimKey(ctx, v.UserID, req)
+	if err != nil {
+		return resp, false, err
+	}
+	if replay != nil {
+		return *replay, true, nil
+	}
+	tx, err := s.db.Tx(ctx)
+	if err != nil {
+		s.releaseKey(ctx, rec.ID, token)
+		return resp, false, fmt.Errorf("begin: %w", err)
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			_ = tx.Rollback()
+		}
+		if p := recover(); p != nil {
+			// A panic (rendered as a 500 further up) made no change.
+			s.releaseKey(ctx, rec.ID, token)
+			panic(p)
+		}
+	}()
+	resp, err = run(context.WithValue(ctx, ambientTxKey{}, &ambientTx{tx: tx}))
+	switch {
+	case err != nil, resp.Failed, resp.Status >= 400:
+		_ = tx.Rollback()
+		s.releaseKey(ctx, rec.ID, token)
+		return resp, false, err
+	case len(resp.Body) > MaxIdempotentBody:
+		_ = tx.Rollback()
+		s.releaseKey(ctx, rec.ID, token)
+		return IdempotentResponse{}, false, apperr.Validation("Idempotency-Key",
+			fmt.Sprintf("the response (%d bytes) is larger than the %d bytes kept for a retry; nothing was changed: ask for fewer fields", len(resp.Body), MaxIdempotentBody))
+	}
+	n, err := tx.IdempotencyKey.Update().
+		Where(idempotencykey.ID(rec.ID), idempotencykey.State(idempotencyRunning), idempotencykey.Claim(token)).
+		SetState(idempotencyDone).
+		SetStatus(resp.Status).
+		SetBody(s.sealBody(resp.Body)).
+		SetLocation(resp.Location).
+		Save(system(ctx))
+	if err != nil {
+		_ = tx.Rollback()
+		s.releaseKey(ctx, rec.ID, token)
+		return IdempotentResponse{}, false, fmt.Errorf("record idempotency key: %w", err)
+	}
+	if n == 0 {
+		// Taken over: this request outlived its claim, and another now
+		// holds the key; its change, not this one, is the one to keep.
+		return IdempotentResponse{}, false, apperr.IdempotencyKeyInUse(IdempotencyRetryAfter)
+	}
+	committed = true
+	if err := tx.Commit(); err != nil {
+		// Whether it committed is unknown (a connection lost at commit):
+		// the claim stays, and a retry after the takeover age finds the
+		// record done, or takes the key over and makes the change.
+		return IdempotentResponse{}, false, fmt.Errorf("commit: %w", err)
+	}
+	if s.opts.OnCommit != nil {
+		s.opts.OnCommit()
+	}
+	return resp, false, nil
+}
+
+// claimKey claims the key for this request, or returns the recorded
+// response to replay, or the refusal of the key's state.
+func (s *Service) claimKey(ctx context.Context, userID string, req IdempotentRequest) (*ent.IdempotencyKey, string, *IdempotentResponse, error) {
+	sys := system(ctx)
+	for range 3 {
+		now := time.Now()
+		token := rand.Text()
+		rec, err := s.db.IdempotencyKey.Create().
+			SetUserID(userID).
+			SetKey(req.Key).
+			SetFingerprint(req.Fingerprint).
+			SetState(idempotencyRunning).
+			SetClaim(token).
+			SetCreatedAt(now).
+			SetClaimedAt(now).
+			SetExpiresAt(now.Add(s.idempotencyTTL())).
+			Save(sys)
+		if err == nil {
+			return rec, token, nil, nil
+		}
+		if !ent.IsConstraintError(err) {
+			return nil, "", nil, fmt.Errorf("claim idempotency key: %w", err)
+		}
+		cur, err := s.db.IdempotencyKey.Query().
+			Where(idempotencykey.UserID(userID), idempotencykey.Key(req.Key)).
+			Only(sys)
+		if ent.IsNotFound(err) {
+			continue // pruned or released since: claim it again
+		}
+		if err != nil {
+			return nil, "", nil, fmt.Errorf("read idempotency key: %w", err)
+		}
+		if !cur.ExpiresAt.After(now) {
+			// Expired but not yet pruned: the key is free again.
+			if _, err := s.db.IdempotencyKey.Delete().
+				Where(idempotencykey.ID(cur.ID), idempotencykey.ExpiresAtLTE(now)).
+				Exec(sys); err != nil {
+				return nil, "", nil, fmt.Errorf("delete expired idempotency key: %w", err)
+			}
+			continue
+		}
+		if cur.Fingerprint != req.Fingerprint {
+			return nil, "", nil, apperr.IdempotencyKeyReused()
+		}
+		if cur.State == idempotencyDone {
+			body, err := s.openBody(cur.Body)
+			if err != nil {
+				return nil, "", nil, err
+			}
+			return nil, "", &IdempotentResponse{Status: cur.Status, Body: body, Location: cur.Location}, nil
+		}
+		if now.Sub(cur.ClaimedAt) < s.idempotencyTakeover() {
+			return nil, "", nil, apperr.IdempotencyKeyInUse(IdempotencyRetryAfter)
+		}
+		// A claim its request can no longer complete (the server died):
+		// take it over, unless another retry just did.
+		n, err := s.db.IdempotencyKey.Update().
+			Where(idempotencykey.ID(cur.ID), idempotencykey.State(idempotencyRunning), idempotencykey.Claim(cur.Claim)).
+			SetClaim(token).
+			SetClaimedAt(now).
+			Save(sys)
+		if err != nil {
+			return nil, "", nil, fmt.Errorf("take over idempotency key: %w", err)
+		}
+		if n == 0 {
+			return nil, "", nil, apperr.IdempotencyKeyInUse(IdempotencyRetryAfter)
+		}
+		return cur, token, nil, nil
+	}
+	return nil, "", nil, apperr.IdempotencyKeyInUse(IdempotencyRetryAfter)
+}
+
+// releaseKey deletes a claim whose request made no change, so that the key
+// can be used again. It runs even when the request's context has ended (a
+// timeout is such a failure); if it cannot, the claim expires by takeover.
+func (s *Service) releaseKey(ctx context.Context, id int, token string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if _, err := s.db.IdempotencyKey.Delete().
+		Where(idempotencykey.ID(id), idempotencykey.State(idempotencyRunning), idempotencykey.Claim(token)).
+		Exec(system(ctx)); err != nil {
+		s.log.WarnContext(ctx, "release idempotency key", "err", err)
+	}
+}
+
+// sealBody seals a recorded response with the server's secret box: the
+// response to a webhook's creation holds its signing secret.
+func (s *Service) sealBody(body []byte) string {
+	if s.opts.SecretBox == nil {
+		return string(body)
+	}
+	return s.opts.SecretBox.Seal(string(body))
+}
+
+// openBody opens a body sealBody stored.
+func (s *Service) openBody(stored string) ([]byte, error) {
+	if s.opts.SecretBox == nil {
+		return []byte(stored), nil
+	}
+	plain, err := s.opts.SecretBox.Open(stored)
+	if err != nil {
+		return nil, fmt.Errorf("open recorded response: %w", err)
+	}
+	return []byte(plain), nil
+}
+
+func (s *Service) idempotencyTTL() time.Duration {
+	if s.opts.IdempotencyTTL > 0 {
+		return s.opts.IdempotencyTTL
+	}
+	return DefaultIdempotencyTTL
+}
+
+func (s *Service) idempotencyTakeover() time.Duration {
+	if s.opts.IdempotencyTakeover > 0 {
+		return s.opts.IdempotencyTakeover
+	}
+	return DefaultIdempotencyTakeover
+}
+
+// PruneIdempotencyKeys deletes the records past their lifetime
+// (IDEMPOTENCY_KEY_TTL) and returns how many. Every replica may run it: the
+// delete is idempotent.
+func (s *Service) PruneIdempotencyKeys(ctx context.Context) (int, error) {
+	n, err := s.db.IdempotencyKey.Delete().
+		Where(idempotencykey.ExpiresAtLTE(time.Now())).
+		Exec(system(ctx))
+	if err != nil {
+		return 0, fmt.Errorf("prune idempotency keys: %w", err)
+	}
+	return n, nil
+}
+
+// RunIdempotencyPruner prunes expired idempotency records every interval
+// until ctx ends; the first pass runs at once.
+func (s *Service) RunIdempotencyPruner(ctx context.Context, every time.Duration) {
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		n, err := s.PruneIdempotencyKeys(ctx)
+		switch {
+		case err != nil && !errors.Is(ctx.Err(), context.Canceled):
+			s.log.WarnContext(ctx, "prune idempotency keys", "err", err)
+		case n > 0:
+			s.log.InfoContext(ctx, "pruned idempotency keys", "count", n)
+		}
+		t.Reset(every)
+	}
+}
