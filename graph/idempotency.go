@@ -10,8 +10,8 @@ import (
 	"github.com/vektah/gqlparser/v2/parser"
 
 	"github.com/acme/itemsvc/internal/apperr"
+	"github.com/acme/itemsvc/internal/httpapi"
 	"github.com/acme/itemsvc/internal/service"
-	"github.com/acme/itemsvc/rest"
 )
 
 // replayPoints is what a replayed mutation spends of the rate limit: the
@@ -19,7 +19,7 @@ import (
 // again, so not charged again.
 const replayPoints = 1
 
-// Idempotency is rest.Idempotent for POST /graphql (DESIGN §7): an
+// Idempotency is httpapi.Idempotent for POST /graphql (DESIGN §7): an
 // Idempotency-Key applies to an operation of exactly one mutation field,
 // the request being its query, operation name and variables. A query or
 // subscription runs as if the header were absent (it changes nothing, and
@@ -29,7 +29,7 @@ const replayPoints = 1
 // not happen (the transaction rolled back), and the key is free again. A
 // replay spends replayPoints of the rate limit.
 func Idempotency(svc *service.Service) gin.HandlerFunc {
-	return rest.Idempotent(svc, rest.IdempotencyScope{
+	return httpapi.Idempotent(svc, httpapi.IdempotencyScope{
 		Fingerprint: mutationFingerprint,
 		Failed:      hasErrors,
 		Replay:      chargeReplay,
@@ -69,23 +69,7 @@ func mutationFingerprint(c *gin.Context, body []byte) (string, bool, error) {
 		return "", false, apperr.Validation("Idempotency-Key", "applies to an operation of exactly one mutation field, written out rather than in a fragment")
 	}
 	return service.Fingerprint([]byte(http.MethodPost), []byte(Endpoint), []byte(params.Query),
-		[]byte(params.OperationName), canonical(params.Variables)), true, nil
-}
-
-// canonical is a JSON value with sorted keys and no spacing, so that the
-// same variables sent differently make the same request.
-func canonical(raw json.RawMessage) []byte {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return raw
-	}
-	out, err := json.Marshal(v)
-	if err != nil {
-		return raw
-	}
-	return out
+		[]byte(params.OperationName), httpapi.CanonicalJSON(params.Variables)), true, nil
 }
 
 // hasErrors reports a GraphQL response with errors.

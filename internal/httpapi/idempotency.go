@@ -1,0 +1,201 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/acme/itemsvc/internal/apperr"
+	"github.com/acme/itemsvc/internal/service"
+	"github.com/acme/itemsvc/internal/viewer"
+)
+
+// Headers of safe retries (DESIGN §7).
+const (
+	// HeaderIdempotencyKey names a request a client may send again.
+	HeaderIdempotencyKey = "Idempotency-Key"
+	// HeaderIdempotentReplayed marks a response replayed from the record
+	// of the first request with the key.
+	HeaderIdempotentReplayed = "Idempotent-Replayed"
+)
+
+// IdempotencyScope says how a route's requests are told apart.
+type IdempotencyScope struct {
+	// Fingerprint identifies the request whose body is body (already
+	// read); apply false runs the request as if it had no key (a GraphQL
+	// query). An error refuses the request.
+	Fingerprint func(c *gin.Context, body []byte) (fingerprint string, apply bool, err error)
+	// Failed reports a response that records nothing although its status
+	// is below 400 (a GraphQL response with errors); nil: none.
+	Failed func(body []byte) bool
+	// Replay, when set, runs before a recorded response is replayed, and
+	// may refuse it (GraphQL charges the rate limit there, since its charge
+	// is made by gqlgen, which a replay does not reach).
+	Replay func(c *gin.Context) error
+	// ContentType is the media type of a replayed response, as the route
+	// would choose it for this request; nil: REST's JSON.
+	ContentType func(c *gin.Context) string
+}
+
+// Idempotent makes a route safe to retry with an Idempotency-Key header
+// (service.Idempotent): the first request with a key runs, and its
+// successful response is recorded in the transaction of its change; a
+// retry with the same key and request gets that response again, marked
+// Idempotent-Replayed: true, and changes nothing; the same key with another
+// request is 422 IDEMPOTENCY_KEY_REUSED; a retry while the first still
+// runs is 409 IDEMPOTENCY_KEY_IN_USE with Retry-After. A request without
+// the header, or without a viewer (nothing to scope the key to), runs as
+// it always did. It goes after authentication and the rate limit, so that
+// a replay is charged like any request.
+func Idempotent(svc *service.Service, scope IdempotencyScope) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		keys := c.Request.Header.Values(HeaderIdempotencyKey)
+		if _, ok := viewer.FromContext(c.Request.Context()); len(keys) == 0 || !ok {
+			c.Next()
+			return
+		}
+		// HTTP drops the spaces around a value; a key of spaces only
+		// is an empty one.
+		key := strings.TrimSpace(keys[0])
+		if err := service.CheckIdempotencyKey(key); err != nil {
+			Fail(c, err)
+			return
+		}
+		body, err := io.ReadAll(c.Request.Body)
+		if err != nil {
+			var tooBig *http.MaxBytesError
+			if errors.As(err, &tooBig) {
+				Fail(c, apperr.New(apperr.CodePayloadTooLarge, fmt.Sprintf("the request body exceeds %d bytes", MaxBodyBytes)))
+				return
+			}
+			Fail(c, apperr.Validation("body", "could not be read"))
+			return
+		}
+		c.Request.Body = io.NopCloser(bytes.NewReader(body))
+		fingerprint, apply, err := scope.Fingerprint(c, body)
+		if err != nil {
+			Fail(c, err)
+			return
+		}
+		if !apply {
+			c.Next()
+			return
+		}
+		out := c.Writer
+		req := service.IdempotentRequest{Key: key, Fingerprint: fingerprint}
+		resp, replayed, err := svc.Idempotent(c.Request.Context(), req, func(ctx context.Context) (service.IdempotentResponse, error) {
+			return runBuffered(ctx, c, scope.Failed), nil
+		})
+		c.Writer = out
+		if err != nil {
+			out.Header().Del("Location")
+			Fail(c, err)
+			return
+		}
+		if replayed {
+			if scope.Replay != nil {
+				if err := scope.Replay(c); err != nil {
+					Fail(c, err)
+					return
+				}
+			}
+			c.Header(HeaderIdempotentReplayed, "true")
+			if resp.Location != "" {
+				c.Header("Location", resp.Location)
+			}
+			ct := "application/json; charset=utf-8"
+			if scope.ContentType != nil {
+				ct = scope.ContentType(c)
+			}
+			c.Header("Content-Type", ct)
+		}
+		out.WriteHeader(resp.Status)
+		_, _ = out.Write(resp.Body)
+		c.Abort()
+	}
+}
+
+// runBuffered runs the rest of the chain under ctx, holding its response
+// back until the change it made and its record have committed.
+func runBuffered(ctx context.Context, c *gin.Context, failed func([]byte) bool) service.IdempotentResponse {
+	out, req := c.Writer, c.Request
+	buf := &bufferedWriter{ResponseWriter: out, status: http.StatusOK}
+	c.Writer, c.Request = buf, req.WithContext(ctx)
+	defer func() { c.Writer, c.Request = out, req }()
+	c.Next()
+	resp := service.IdempotentResponse{Status: buf.status, Body: bytes.Clone(buf.body.Bytes()), Location: out.Header().Get("Location")}
+	if failed != nil && resp.Status < http.StatusBadRequest && failed(resp.Body) {
+		resp.Failed = true
+	}
+	return resp
+}
+
+// CanonicalJSON is body as compact JSON with sorted object keys, or body
+// itself when it is not JSON (the handler refuses it, and nothing is kept).
+func CanonicalJSON(body []byte) []byte {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return body
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		return body
+	}
+	return out
+}
+
+// bufferedWriter keeps a response in memory instead of sending it.
+type bufferedWriter struct {
+	gin.ResponseWriter
+	status  int
+	written bool
+	body    bytes.Buffer
+}
+
+// WriteHeader implements http.ResponseWriter.
+func (w *bufferedWriter) WriteHeader(code int) {
+	if !w.written {
+		w.status = code
+	}
+}
+
+// WriteHeaderNow implements gin.ResponseWriter.
+func (w *bufferedWriter) WriteHeaderNow() { w.written = true }
+
+// Write implements http.ResponseWriter.
+func (w *bufferedWriter) Write(b []byte) (int, error) {
+	w.written = true
+	return w.body.Write(b)
+}
+
+// WriteString implements gin.ResponseWriter.
+func (w *bufferedWriter) WriteString(s string) (int, error) {
+	w.written = true
+	return w.body.WriteString(s)
+}
+
+// Status implements gin.ResponseWriter.
+func (w *bufferedWriter) Status() int { return w.status }
+
+// Size implements gin.ResponseWriter.
+func (w *bufferedWriter) Size() int {
+	if !w.written {
+		return -1
+	}
+	return w.body.Len()
+}
+
+// Written implements gin.ResponseWriter.
+func (w *bufferedWriter) Written() bool { return w.written }
+
+// Flush implements http.Flusher: nothing leaves before the commit.
+func (w *bufferedWriter) Flush() {}
