@@ -39,6 +39,10 @@ const (
 	// history (EVENT_RETENTION): the events after it may be gone, and
 	// resuming from it would skip them without a word.
 	CodeCursorExpired Code = "CURSOR_EXPIRED"
+	// CodePreconditionFailed refuses a change conditioned on a version of
+	// the item (If-Match, GraphQL ifMatch) that is no longer current: the
+	// change is not made, so no one's edit is overwritten unseen.
+	CodePreconditionFailed Code = "PRECONDITION_FAILED"
 )
 
 var statuses = map[Code]int{
@@ -56,6 +60,8 @@ var statuses = map[Code]int{
 	CodeUnavailable:      http.StatusServiceUnavailable,
 	CodeSlowConsumer:     http.StatusServiceUnavailable,
 	CodeCursorExpired:    http.StatusGone,
+
+	CodePreconditionFailed: http.StatusPreconditionFailed,
 }
 
 // Error is a failure as the client sees it. Message is safe to show; Cause,
@@ -120,6 +126,17 @@ func CursorExpired(field string, retention time.Duration) *Error {
 		Message: fmt.Sprintf("the event named by %s is older than the event history kept (%s), "+
 			"so events after it may be gone: re-read the items, then follow the events from the newest one", field, retention),
 		Details: map[string]any{"field": field, "retention": retention.String()},
+	}
+}
+
+// PreconditionFailed reports a change refused because the item has moved
+// past every version that field (If-Match, ifMatch) named.
+func PreconditionFailed(field string) *Error {
+	return &Error{
+		Code: CodePreconditionFailed,
+		Message: fmt.Sprintf("the item has changed since the version named by %s; "+
+			"read it again, merge, and retry with its new ETag", field),
+		Details: map[string]any{"field": field},
 	}
 }
 
