@@ -1,7 +1,9 @@
 package graph_test
 
 import (
+	"bytes"
 	"testing"
+	"time"
 
 	"github.com/acme/itemsvc/internal/config"
 	"github.com/acme/itemsvc/internal/testutil"
@@ -97,6 +99,59 @@ func TestConditionalMutations(t *testing.T) {
 				if got == g.fresh || got != after.ok(t).at(t, "item", "etag") {
 					t.Errorf("etag %v after a change from %q; item now says %v", got, g.fresh, after.at(t, "item", "etag"))
 				}
+			}
+		})
+	}
+}
+
+// TestConditionalEventEtag: the item of an itemEvents event has no known
+// etag (events carry no version), so selecting it is a VALIDATION_ERROR on
+// etag rather than a tag that names no version of the item.
+func TestConditionalEventEtag(t *testing.T) {
+	env, srv := newSocketEnv(t)
+	waitSubscribers(t, env, func(n int) bool { return n == 0 })
+	results := make(chan []byte, 1)
+	go func() {
+		resp := post(t, srv, env.Alice.Token, `subscription { itemEvents { id item { id etag } } }`, "application/json")
+		var b bytes.Buffer
+		_, _ = b.ReadFrom(resp.Body)
+		results <- b.Bytes()
+	}()
+	waitSubscribers(t, env, func(n int) bool { return n == 1 })
+	env.CreateItem(env.Alice, "n")
+	select {
+	case payload := <-results:
+		var r gqlResponse
+		mustJSON(t, payload, &r)
+		if r.code() != "VALIDATION_ERROR" || r.Errors[0].Extensions["field"] != "etag" {
+			t.Fatalf("result %s, want VALIDATION_ERROR on etag", payload)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no result within 10s")
+	}
+}
+
+// TestConditionalEtagEverywhere: every way to reach an item (item, node,
+// items, User.items) answers REST's ETag for it, even when etag is the only
+// field asked (entgql then selects only the columns a query names).
+func TestConditionalEtagEverywhere(t *testing.T) {
+	env := testutil.New(t)
+	id := env.CreateItem(env.Alice, "n")
+	want := env.Do(testutil.Request{Method: "GET", Path: "/v1/items/" + id, Token: env.Alice.Token}).Header.Get("ETag")
+	rows := []struct {
+		name, query string
+		path        []any
+	}{
+		{"item", `query($id: ID!) { item(id: $id) { etag } }`, []any{"item", "etag"}},
+		{"node", `query($id: ID!) { node(id: $id) { ... on Item { etag } } }`, []any{"node", "etag"}},
+		{"items", `{ items(first: 1) { edges { node { etag } } } }`, []any{"items", "edges", 0, "node", "etag"}},
+		{"me.items", `{ me { items(first: 1) { edges { node { etag } } } } }`, []any{"me", "items", "edges", 0, "node", "etag"}},
+	}
+	for _, tc := range rows {
+		t.Run(tc.name, func(t *testing.T) {
+			r := gql(t, env, env.Alice.Token, tc.query, map[string]any{"id": id}).ok(t)
+			if got := r.at(t, tc.path...); got != want {
+				t.Errorf("etag %v, want REST's %q", got, want)
 			}
 		})
 	}

@@ -17,7 +17,7 @@ import (
 
 // Etag is the resolver for the etag field.
 func (r *itemResolver) Etag(ctx context.Context, obj *ent.Item) (string, error) {
-	return service.ETag(obj), nil
+	return itemETag(obj)
 }
 
 // Login is the resolver for the login field.

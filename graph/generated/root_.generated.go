@@ -1125,6 +1125,8 @@ extend type Item {
   The item's entity tag, as REST's ETag header carries it (quotes included):
   it changes on every change of the item. Pass it back as ifMatch (or REST's
   If-Match) so a change is refused if someone changed the item meanwhile.
+  Not known for the item of an itemEvents event (events carry no version):
+  VALIDATION_ERROR there; read item(id) { etag } instead.
   """
   etag: String!
 }
