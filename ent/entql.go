@@ -151,6 +151,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			item.FieldDescription: {Type: field.TypeString, Column: item.FieldDescription},
 			item.FieldStatus:      {Type: field.TypeEnum, Column: item.FieldStatus},
 			item.FieldUserID:      {Type: field.TypeString, Column: item.FieldUserID},
+			item.FieldVersion:     {Type: field.TypeInt, Column: item.FieldVersion},
 		},
 	}
 	graph.Nodes[6] = &sqlgraph.Node{
@@ -959,6 +960,11 @@ func (f *ItemFilter) WhereStatus(p entql.StringP) {
 // WhereUserID applies the entql string predicate on the user_id field.
 func (f *ItemFilter) WhereUserID(p entql.StringP) {
 	f.Where(p.Field(item.FieldUserID))
+}
+
+// WhereVersion applies the entql int predicate on the version field.
+func (f *ItemFilter) WhereVersion(p entql.IntP) {
+	f.Where(p.Field(item.FieldVersion))
 }
 
 // WhereHasOwner applies a predicate to check if query has an edge owner.

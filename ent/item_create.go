@@ -92,6 +92,20 @@ func (_c *ItemCreate) SetUserID(v string) *ItemCreate {
 	return _c
 }
 
+// SetVersion sets the "version" field.
+func (_c *ItemCreate) SetVersion(v int) *ItemCreate {
+	_c.mutation.SetVersion(v)
+	return _c
+}
+
+// SetNillableVersion sets the "version" field if the given value is not nil.
+func (_c *ItemCreate) SetNillableVersion(v *int) *ItemCreate {
+	if v != nil {
+		_c.SetVersion(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *ItemCreate) SetID(v string) *ItemCreate {
 	_c.mutation.SetID(v)
@@ -176,6 +190,10 @@ func (_c *ItemCreate) defaults() error {
 		v := item.DefaultStatus
 		_c.mutation.SetStatus(v)
 	}
+	if _, ok := _c.mutation.Version(); !ok {
+		v := item.DefaultVersion
+		_c.mutation.SetVersion(v)
+	}
 	if _, ok := _c.mutation.ID(); !ok {
 		if item.DefaultID == nil {
 			return fmt.Errorf("ent: uninitialized item.DefaultID (forgotten import ent/runtime?)")
@@ -215,6 +233,9 @@ func (_c *ItemCreate) check() error {
 	}
 	if _, ok := _c.mutation.UserID(); !ok {
 		return &ValidationError{Name: "user_id", err: errors.New(`ent: missing required field "Item.user_id"`)}
+	}
+	if _, ok := _c.mutation.Version(); !ok {
+		return &ValidationError{Name: "version", err: errors.New(`ent: missing required field "Item.version"`)}
 	}
 	if v, ok := _c.mutation.ID(); ok {
 		if err := item.IDValidator(v); err != nil {
@@ -279,6 +300,10 @@ func (_c *ItemCreate) createSpec() (*Item, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Status(); ok {
 		_spec.SetField(item.FieldStatus, field.TypeEnum, value)
 		_node.Status = value
+	}
+	if value, ok := _c.mutation.Version(); ok {
+		_spec.SetField(item.FieldVersion, field.TypeInt, value)
+		_node.Version = value
 	}
 	if nodes := _c.mutation.OwnerIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
@@ -397,6 +422,24 @@ func (u *ItemUpsert) UpdateStatus() *ItemUpsert {
 	return u
 }
 
+// SetVersion sets the "version" field.
+func (u *ItemUpsert) SetVersion(v int) *ItemUpsert {
+	u.Set(item.FieldVersion, v)
+	return u
+}
+
+// UpdateVersion sets the "version" field to the value that was provided on create.
+func (u *ItemUpsert) UpdateVersion() *ItemUpsert {
+	u.SetExcluded(item.FieldVersion)
+	return u
+}
+
+// AddVersion adds v to the "version" field.
+func (u *ItemUpsert) AddVersion(v int) *ItemUpsert {
+	u.Add(item.FieldVersion, v)
+	return u
+}
+
 // UpdateNewValues updates the mutable fields using the new values that were set on create except the ID field.
 // Using this option is equivalent to using:
 //
@@ -504,6 +547,27 @@ func (u *ItemUpsertOne) SetStatus(v item.Status) *ItemUpsertOne {
 func (u *ItemUpsertOne) UpdateStatus() *ItemUpsertOne {
 	return u.Update(func(s *ItemUpsert) {
 		s.UpdateStatus()
+	})
+}
+
+// SetVersion sets the "version" field.
+func (u *ItemUpsertOne) SetVersion(v int) *ItemUpsertOne {
+	return u.Update(func(s *ItemUpsert) {
+		s.SetVersion(v)
+	})
+}
+
+// AddVersion adds v to the "version" field.
+func (u *ItemUpsertOne) AddVersion(v int) *ItemUpsertOne {
+	return u.Update(func(s *ItemUpsert) {
+		s.AddVersion(v)
+	})
+}
+
+// UpdateVersion sets the "version" field to the value that was provided on create.
+func (u *ItemUpsertOne) UpdateVersion() *ItemUpsertOne {
+	return u.Update(func(s *ItemUpsert) {
+		s.UpdateVersion()
 	})
 }
 
@@ -781,6 +845,27 @@ func (u *ItemUpsertBulk) SetStatus(v item.Status) *ItemUpsertBulk {
 func (u *ItemUpsertBulk) UpdateStatus() *ItemUpsertBulk {
 	return u.Update(func(s *ItemUpsert) {
 		s.UpdateStatus()
+	})
+}
+
+// SetVersion sets the "version" field.
+func (u *ItemUpsertBulk) SetVersion(v int) *ItemUpsertBulk {
+	return u.Update(func(s *ItemUpsert) {
+		s.SetVersion(v)
+	})
+}
+
+// AddVersion adds v to the "version" field.
+func (u *ItemUpsertBulk) AddVersion(v int) *ItemUpsertBulk {
+	return u.Update(func(s *ItemUpsert) {
+		s.AddVersion(v)
+	})
+}
+
+// UpdateVersion sets the "version" field to the value that was provided on create.
+func (u *ItemUpsertBulk) UpdateVersion() *ItemUpsertBulk {
+	return u.Update(func(s *ItemUpsert) {
+		s.UpdateVersion()
 	})
 }
 

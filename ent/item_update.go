@@ -77,6 +77,27 @@ func (_u *ItemUpdate) SetNillableStatus(v *item.Status) *ItemUpdate {
 	return _u
 }
 
+// SetVersion sets the "version" field.
+func (_u *ItemUpdate) SetVersion(v int) *ItemUpdate {
+	_u.mutation.ResetVersion()
+	_u.mutation.SetVersion(v)
+	return _u
+}
+
+// SetNillableVersion sets the "version" field if the given value is not nil.
+func (_u *ItemUpdate) SetNillableVersion(v *int) *ItemUpdate {
+	if v != nil {
+		_u.SetVersion(*v)
+	}
+	return _u
+}
+
+// AddVersion adds value to the "version" field.
+func (_u *ItemUpdate) AddVersion(v int) *ItemUpdate {
+	_u.mutation.AddVersion(v)
+	return _u
+}
+
 // Mutation returns the ItemMutation object of the builder.
 func (_u *ItemUpdate) Mutation() *ItemMutation {
 	return _u.mutation
@@ -172,6 +193,12 @@ func (_u *ItemUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if value, ok := _u.mutation.Status(); ok {
 		_spec.SetField(item.FieldStatus, field.TypeEnum, value)
 	}
+	if value, ok := _u.mutation.Version(); ok {
+		_spec.SetField(item.FieldVersion, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedVersion(); ok {
+		_spec.AddField(item.FieldVersion, field.TypeInt, value)
+	}
 	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -239,6 +266,27 @@ func (_u *ItemUpdateOne) SetNillableStatus(v *item.Status) *ItemUpdateOne {
 	if v != nil {
 		_u.SetStatus(*v)
 	}
+	return _u
+}
+
+// SetVersion sets the "version" field.
+func (_u *ItemUpdateOne) SetVersion(v int) *ItemUpdateOne {
+	_u.mutation.ResetVersion()
+	_u.mutation.SetVersion(v)
+	return _u
+}
+
+// SetNillableVersion sets the "version" field if the given value is not nil.
+func (_u *ItemUpdateOne) SetNillableVersion(v *int) *ItemUpdateOne {
+	if v != nil {
+		_u.SetVersion(*v)
+	}
+	return _u
+}
+
+// AddVersion adds value to the "version" field.
+func (_u *ItemUpdateOne) AddVersion(v int) *ItemUpdateOne {
+	_u.mutation.AddVersion(v)
 	return _u
 }
 
@@ -366,6 +414,12 @@ func (_u *ItemUpdateOne) sqlSave(ctx context.Context) (_node *Item, err error) {
 	}
 	if value, ok := _u.mutation.Status(); ok {
 		_spec.SetField(item.FieldStatus, field.TypeEnum, value)
+	}
+	if value, ok := _u.mutation.Version(); ok {
+		_spec.SetField(item.FieldVersion, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedVersion(); ok {
+		_spec.AddField(item.FieldVersion, field.TypeInt, value)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	_node = &Item{config: _u.config}

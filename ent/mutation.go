@@ -4806,6 +4806,8 @@ type ItemMutation struct {
 	name          *string
 	description   *string
 	status        *item.Status
+	version       *int
+	addversion    *int
 	clearedFields map[string]struct{}
 	owner         *string
 	clearedowner  bool
@@ -5134,6 +5136,62 @@ func (m *ItemMutation) ResetUserID() {
 	m.owner = nil
 }
 
+// SetVersion sets the "version" field.
+func (m *ItemMutation) SetVersion(i int) {
+	m.version = &i
+	m.addversion = nil
+}
+
+// Version returns the value of the "version" field in the mutation.
+func (m *ItemMutation) Version() (r int, exists bool) {
+	v := m.version
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldVersion returns the old "version" field's value of the Item entity.
+// If the Item object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ItemMutation) OldVersion(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldVersion is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldVersion requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldVersion: %w", err)
+	}
+	return oldValue.Version, nil
+}
+
+// AddVersion adds i to the "version" field.
+func (m *ItemMutation) AddVersion(i int) {
+	if m.addversion != nil {
+		*m.addversion += i
+	} else {
+		m.addversion = &i
+	}
+}
+
+// AddedVersion returns the value that was added to the "version" field in this mutation.
+func (m *ItemMutation) AddedVersion() (r int, exists bool) {
+	v := m.addversion
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetVersion resets all changes to the "version" field.
+func (m *ItemMutation) ResetVersion() {
+	m.version = nil
+	m.addversion = nil
+}
+
 // SetOwnerID sets the "owner" edge to the User entity by id.
 func (m *ItemMutation) SetOwnerID(id string) {
 	m.owner = &id
@@ -5208,7 +5266,7 @@ func (m *ItemMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *ItemMutation) Fields() []string {
-	fields := make([]string, 0, 6)
+	fields := make([]string, 0, 7)
 	if m.created_at != nil {
 		fields = append(fields, item.FieldCreatedAt)
 	}
@@ -5226,6 +5284,9 @@ func (m *ItemMutation) Fields() []string {
 	}
 	if m.owner != nil {
 		fields = append(fields, item.FieldUserID)
+	}
+	if m.version != nil {
+		fields = append(fields, item.FieldVersion)
 	}
 	return fields
 }
@@ -5247,6 +5308,8 @@ func (m *ItemMutation) Field(name string) (ent.Value, bool) {
 		return m.Status()
 	case item.FieldUserID:
 		return m.UserID()
+	case item.FieldVersion:
+		return m.Version()
 	}
 	return nil, false
 }
@@ -5268,6 +5331,8 @@ func (m *ItemMutation) OldField(ctx context.Context, name string) (ent.Value, er
 		return m.OldStatus(ctx)
 	case item.FieldUserID:
 		return m.OldUserID(ctx)
+	case item.FieldVersion:
+		return m.OldVersion(ctx)
 	}
 	return nil, fmt.Errorf("unknown Item field %s", name)
 }
@@ -5319,6 +5384,13 @@ func (m *ItemMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetUserID(v)
 		return nil
+	case item.FieldVersion:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetVersion(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Item field %s", name)
 }
@@ -5326,13 +5398,21 @@ func (m *ItemMutation) SetField(name string, value ent.Value) error {
 // AddedFields returns all numeric fields that were incremented/decremented during
 // this mutation.
 func (m *ItemMutation) AddedFields() []string {
-	return nil
+	var fields []string
+	if m.addversion != nil {
+		fields = append(fields, item.FieldVersion)
+	}
+	return fields
 }
 
 // AddedField returns the numeric value that was incremented/decremented on a field
 // with the given name. The second boolean return value indicates that this field
 // was not set, or was not defined in the schema.
 func (m *ItemMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case item.FieldVersion:
+		return m.AddedVersion()
+	}
 	return nil, false
 }
 
@@ -5341,6 +5421,13 @@ func (m *ItemMutation) AddedField(name string) (ent.Value, bool) {
 // type.
 func (m *ItemMutation) AddField(name string, value ent.Value) error {
 	switch name {
+	case item.FieldVersion:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddVersion(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Item numeric field %s", name)
 }
@@ -5385,6 +5472,9 @@ func (m *ItemMutation) ResetField(name string) error {
 		return nil
 	case item.FieldUserID:
 		m.ResetUserID()
+		return nil
+	case item.FieldVersion:
+		m.ResetVersion()
 		return nil
 	}
 	return fmt.Errorf("unknown Item field %s", name)

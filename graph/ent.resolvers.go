@@ -90,6 +90,9 @@ func (r *userResolver) Items(ctx context.Context, obj *ent.User, after *entgql.C
 	return conn, err
 }
 
+// Item returns generated.ItemResolver implementation.
+func (r *Resolver) Item() generated.ItemResolver { return &itemResolver{r} }
+
 // Query returns generated.QueryResolver implementation.
 func (r *Resolver) Query() generated.QueryResolver { return &queryResolver{r} }
 
@@ -97,6 +100,7 @@ func (r *Resolver) Query() generated.QueryResolver { return &queryResolver{r} }
 func (r *Resolver) User() generated.UserResolver { return &userResolver{r} }
 
 type (
+	itemResolver  struct{ *Resolver }
 	queryResolver struct{ *Resolver }
 	userResolver  struct{ *Resolver }
 )

@@ -15,6 +15,11 @@ import (
 	"github.com/acme/itemsvc/internal/service"
 )
 
+// Etag is the resolver for the etag field.
+func (r *itemResolver) Etag(ctx context.Context, obj *ent.Item) (string, error) {
+	return itemETag(obj)
+}
+
 // Login is the resolver for the login field.
 func (r *mutationResolver) Login(ctx context.Context, apiKey string) (*service.Token, error) {
 	tok, err := r.svc.Login(ctx, apiKey)
@@ -30,13 +35,21 @@ func (r *mutationResolver) CreateItem(ctx context.Context, input service.ItemInp
 }
 
 // UpdateItem is the resolver for the updateItem field.
-func (r *mutationResolver) UpdateItem(ctx context.Context, id string, input service.ItemInput) (*ent.Item, error) {
-	return r.svc.UpdateItem(ctx, id, input)
+func (r *mutationResolver) UpdateItem(ctx context.Context, id string, input service.ItemInput, ifMatch *string) (*ent.Item, error) {
+	pre, err := ifMatchArg(ifMatch)
+	if err != nil {
+		return nil, err
+	}
+	return r.svc.UpdateItemIfMatch(ctx, id, input, pre)
 }
 
 // DeleteItem is the resolver for the deleteItem field.
-func (r *mutationResolver) DeleteItem(ctx context.Context, id string) (string, error) {
-	if err := r.svc.DeleteItem(ctx, id); err != nil {
+func (r *mutationResolver) DeleteItem(ctx context.Context, id string, ifMatch *string) (string, error) {
+	pre, err := ifMatchArg(ifMatch)
+	if err != nil {
+		return "", err
+	}
+	if err := r.svc.DeleteItemIfMatch(ctx, id, pre); err != nil {
 		return "", err
 	}
 	return id, nil

@@ -52,6 +52,12 @@ func (h items) list(c *gin.Context) {
 	if page.Next != nil {
 		pg.NextCursor.value = page.Next.Encode()
 	}
+	if done, err := notModified(c, service.PageETag(page)); err != nil || done {
+		if err != nil {
+			renderError(c, err)
+		}
+		return
+	}
 	renderPage(c, resource.NewItems(page.Items), pg)
 }
 
@@ -59,6 +65,12 @@ func (h items) get(c *gin.Context) {
 	it, err := h.svc.GetItem(c.Request.Context(), c.Param("id"))
 	if err != nil {
 		renderError(c, err)
+		return
+	}
+	if done, err := notModified(c, service.ETag(it)); err != nil || done {
+		if err != nil {
+			renderError(c, err)
+		}
 		return
 	}
 	renderData(c, http.StatusOK, resource.NewItem(it))
@@ -76,6 +88,7 @@ func (h items) create(c *gin.Context) {
 		return
 	}
 	c.Header("Location", "/v1/items/"+it.ID)
+	c.Header("ETag", service.ETag(it))
 	renderData(c, http.StatusCreated, resource.NewItem(it))
 }
 
@@ -85,17 +98,28 @@ func (h items) update(c *gin.Context) {
 		renderError(c, err)
 		return
 	}
-	it, err := h.svc.UpdateItem(c.Request.Context(), c.Param("id"), in)
+	pre, err := ifMatch(c)
 	if err != nil {
 		renderError(c, err)
 		return
 	}
+	it, err := h.svc.UpdateItemIfMatch(c.Request.Context(), c.Param("id"), in, pre)
+	if err != nil {
+		renderError(c, err)
+		return
+	}
+	c.Header("ETag", service.ETag(it))
 	renderData(c, http.StatusOK, resource.NewItem(it))
 }
 
 func (h items) delete(c *gin.Context) {
 	id := c.Param("id")
-	if err := h.svc.DeleteItem(c.Request.Context(), id); err != nil {
+	pre, err := ifMatch(c)
+	if err != nil {
+		renderError(c, err)
+		return
+	}
+	if err := h.svc.DeleteItemIfMatch(c.Request.Context(), id, pre); err != nil {
 		renderError(c, err)
 		return
 	}

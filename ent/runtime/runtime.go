@@ -163,6 +163,8 @@ func init() {
 	item.Hooks[2] = itemHooks[0]
 
 	item.Hooks[3] = itemHooks[1]
+
+	item.Hooks[4] = itemHooks[2]
 	// item.DefaultCreatedAt holds the default value on creation for the created_at field.
 	item.DefaultCreatedAt = schema.Now
 	// item.DefaultUpdatedAt holds the default value on creation for the updated_at field.
@@ -173,6 +175,8 @@ func init() {
 	item.NameValidator = named.NotEmpty
 	// item.DefaultDescription holds the default value on creation for the description field.
 	item.DefaultDescription = ""
+	// item.DefaultVersion holds the default value on creation for the version field.
+	item.DefaultVersion = 1
 	// item.DefaultID holds the default value on creation for the id field.
 	item.DefaultID = func() string { return pulid.New("item_") }
 	// item.IDValidator is a validator for the "id" field. It is called by the builders before save.

@@ -44,6 +44,13 @@ func (Item) Fields() []ent.Field {
 			Annotations(entgql.OrderField("STATUS"), entgql.Type("ItemStatus")),
 		field.String("user_id").
 			Immutable(),
+		// version moves by one on every change (itemVersion), so it, not
+		// updated_at's precision, tells one state of an item from the
+		// next: it is the item's ETag (internal/service/etag.go). Not in
+		// any API body and not settable: GraphQL shows it as Item.etag.
+		field.Int("version").
+			Default(1).
+			Annotations(entgql.Skip()),
 	}
 }
 
@@ -80,10 +87,12 @@ func (Item) Annotations() []schema.Annotation {
 	}
 }
 
-// Hooks of the Item. The counters come first: for a status change or a
+// Hooks of the Item. The version moves first, so the change the later
+// hooks see is the one written. The counters come next: for a status change or a
 // delete they lock the rows the outbox hook then reads.
 func (Item) Hooks() []ent.Hook {
 	return []ent.Hook{
+		itemVersion(),
 		itemCounts(),
 		itemEvents(),
 	}

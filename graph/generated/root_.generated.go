@@ -26,6 +26,7 @@ func NewExecutableSchema(cfg Config) graphql.ExecutableSchema {
 type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
+	Item() ItemResolver
 	Mutation() MutationResolver
 	Query() QueryResolver
 	Subscription() SubscriptionResolver
@@ -40,6 +41,7 @@ type ComplexityRoot struct {
 	Item struct {
 		CreatedAt   func(childComplexity int) int
 		Description func(childComplexity int) int
+		Etag        func(childComplexity int) int
 		ID          func(childComplexity int) int
 		Name        func(childComplexity int) int
 		Owner       func(childComplexity int) int
@@ -68,9 +70,9 @@ type ComplexityRoot struct {
 
 	Mutation struct {
 		CreateItem func(childComplexity int, input service.ItemInput) int
-		DeleteItem func(childComplexity int, id string) int
+		DeleteItem func(childComplexity int, id string, ifMatch *string) int
 		Login      func(childComplexity int, apiKey string) int
-		UpdateItem func(childComplexity int, id string, input service.ItemInput) int
+		UpdateItem func(childComplexity int, id string, input service.ItemInput, ifMatch *string) int
 	}
 
 	PageInfo struct {
@@ -147,6 +149,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Item.Description(childComplexity), true
+	case "Item.etag":
+		if e.ComplexityRoot.Item.Etag == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Item.Etag(childComplexity), true
 	case "Item.id":
 		if e.ComplexityRoot.Item.ID == nil {
 			break
@@ -262,7 +270,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.DeleteItem(childComplexity, args["id"].(string)), true
+		return e.ComplexityRoot.Mutation.DeleteItem(childComplexity, args["id"].(string), args["ifMatch"].(*string)), true
 	case "Mutation.login":
 		if e.ComplexityRoot.Mutation.Login == nil {
 			break
@@ -284,7 +292,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.UpdateItem(childComplexity, args["id"].(string), args["input"].(service.ItemInput)), true
+		return e.ComplexityRoot.Mutation.UpdateItem(childComplexity, args["id"].(string), args["input"].(service.ItemInput), args["ifMatch"].(*string)), true
 
 	case "PageInfo.endCursor":
 		if e.ComplexityRoot.PageInfo.EndCursor == nil {
@@ -1101,10 +1109,26 @@ type Mutation {
   login(apiKey: String!): Token!
   "Creates an item owned by the caller."
   createItem(input: ItemInput!): Item!
-  "Changes the fields present in the input."
-  updateItem(id: ID!, input: ItemInput!): Item!
-  "Deletes an item and returns its id."
-  deleteItem(id: ID!): ID!
+  """
+  Changes the fields present in the input. With ifMatch (an Item.etag, or
+  several separated by commas, or "*" for any), the change is made only if
+  the item still has one of those etags, checked atomically with the write:
+  otherwise nothing changes and the error is PRECONDITION_FAILED.
+  """
+  updateItem(id: ID!, input: ItemInput!, ifMatch: String): Item!
+  "Deletes an item and returns its id; ifMatch as on updateItem."
+  deleteItem(id: ID!, ifMatch: String): ID!
+}
+
+extend type Item {
+  """
+  The item's entity tag, as REST's ETag header carries it (quotes included):
+  it changes on every change of the item. Pass it back as ifMatch (or REST's
+  If-Match) so a change is refused if someone changed the item meanwhile.
+  Not known for the item of an itemEvents event (events carry no version):
+  VALIDATION_ERROR there; read item(id) { etag } instead.
+  """
+  etag: String!
 }
 
 "An access token, as POST /v1/auth/login returns it."
@@ -1193,6 +1217,8 @@ func (ec *executionContext) childFields_Item(ctx context.Context, field graphql.
 		return ec.fieldContext_Item_userID(ctx, field)
 	case "owner":
 		return ec.fieldContext_Item_owner(ctx, field)
+	case "etag":
+		return ec.fieldContext_Item_etag(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Item", field.Name)
 }

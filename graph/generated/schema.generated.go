@@ -23,8 +23,8 @@ import (
 type MutationResolver interface {
 	Login(ctx context.Context, apiKey string) (*service.Token, error)
 	CreateItem(ctx context.Context, input service.ItemInput) (*ent.Item, error)
-	UpdateItem(ctx context.Context, id string, input service.ItemInput) (*ent.Item, error)
-	DeleteItem(ctx context.Context, id string) (string, error)
+	UpdateItem(ctx context.Context, id string, input service.ItemInput, ifMatch *string) (*ent.Item, error)
+	DeleteItem(ctx context.Context, id string, ifMatch *string) (string, error)
 }
 type SubscriptionResolver interface {
 	ItemEvents(ctx context.Context, types []model.ItemEventType, after *string) (<-chan *model.ItemEvent, error)
@@ -63,6 +63,14 @@ func (ec *executionContext) field_Mutation_deleteItem_args(ctx context.Context, 
 		return nil, err
 	}
 	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "ifMatch",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["ifMatch"] = arg1
 	return args, nil
 }
 
@@ -99,6 +107,14 @@ func (ec *executionContext) field_Mutation_updateItem_args(ctx context.Context, 
 		return nil, err
 	}
 	args["input"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "ifMatch",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["ifMatch"] = arg2
 	return args, nil
 }
 
@@ -276,7 +292,7 @@ func (ec *executionContext) _Mutation_updateItem(ctx context.Context, field grap
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().UpdateItem(ctx, fc.Args["id"].(string), fc.Args["input"].(service.ItemInput))
+			return ec.Resolvers.Mutation().UpdateItem(ctx, fc.Args["id"].(string), fc.Args["input"].(service.ItemInput), fc.Args["ifMatch"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *ent.Item) graphql.Marshaler {
@@ -320,7 +336,7 @@ func (ec *executionContext) _Mutation_deleteItem(ctx context.Context, field grap
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().DeleteItem(ctx, fc.Args["id"].(string))
+			return ec.Resolvers.Mutation().DeleteItem(ctx, fc.Args["id"].(string), fc.Args["ifMatch"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {

@@ -45,6 +45,10 @@ const (
 	// CodeIdempotencyKeyReused refuses an Idempotency-Key sent again with a
 	// different request (422).
 	CodeIdempotencyKeyReused Code = "IDEMPOTENCY_KEY_REUSED"
+	// CodePreconditionFailed refuses a change conditioned on a version of
+	// the item (If-Match, GraphQL ifMatch) that is no longer current: the
+	// change is not made, so no one's edit is overwritten unseen.
+	CodePreconditionFailed Code = "PRECONDITION_FAILED"
 )
 
 var statuses = map[Code]int{
@@ -65,6 +69,7 @@ var statuses = map[Code]int{
 
 	CodeIdempotencyKeyInUse:  http.StatusConflict,
 	CodeIdempotencyKeyReused: http.StatusUnprocessableEntity,
+	CodePreconditionFailed:   http.StatusPreconditionFailed,
 }
 
 // Error is a failure as the client sees it. Message is safe to show; Cause,
@@ -129,6 +134,17 @@ func CursorExpired(field string, retention time.Duration) *Error {
 		Message: fmt.Sprintf("the event named by %s is older than the event history kept (%s), "+
 			"so events after it may be gone: re-read the items, then follow the events from the newest one", field, retention),
 		Details: map[string]any{"field": field, "retention": retention.String()},
+	}
+}
+
+// PreconditionFailed reports a change refused because the item has moved
+// past every version that field (If-Match, ifMatch) named.
+func PreconditionFailed(field string) *Error {
+	return &Error{
+		Code: CodePreconditionFailed,
+		Message: fmt.Sprintf("the item has changed since the version named by %s; "+
+			"read it again, merge, and retry with its new ETag", field),
+		Details: map[string]any{"field": field},
 	}
 }
 

@@ -122,8 +122,18 @@ func (s *Service) CreateItem(ctx context.Context, in ItemInput) (*ent.Item, erro
 }
 
 // UpdateItem changes the fields present in the input. A change that leaves
-// every field as it was is no change: updated_at stays and no event is sent.
+// every field as it was is no change: updated_at and the version stay and no
+// event is sent.
 func (s *Service) UpdateItem(ctx context.Context, id string, in ItemInput) (*ent.Item, error) {
+	return s.UpdateItemIfMatch(ctx, id, in, Precondition{})
+}
+
+// UpdateItemIfMatch is UpdateItem on the condition that the item is still
+// one that pre names: otherwise nothing changes and the error is
+// PRECONDITION_FAILED. The update is written only where the version is the
+// one checked, so of two changes conditioned on the same ETag one wins and
+// the other fails, however they interleave.
+func (s *Service) UpdateItemIfMatch(ctx context.Context, id string, in ItemInput, pre Precondition) (*ent.Item, error) {
 	if _, err := requireViewer(ctx); err != nil {
 		return nil, err
 	}
@@ -137,6 +147,9 @@ func (s *Service) UpdateItem(ctx context.Context, id string, in ItemInput) (*ent
 	err := s.withTx(ctx, func(tx *ent.Tx) error {
 		cur, err := tx.Item.Get(ctx, id)
 		if err != nil {
+			return err
+		}
+		if err := pre.check(cur); err != nil {
 			return err
 		}
 		u := tx.Item.UpdateOne(cur)
@@ -157,7 +170,13 @@ func (s *Service) UpdateItem(ctx context.Context, id string, in ItemInput) (*ent
 			it = cur
 			return nil
 		}
+		if pre.set() {
+			u.Where(item.Version(cur.Version))
+		}
 		it, err = u.Save(ctx)
+		if ent.IsNotFound(err) && pre.set() {
+			return pre.raced(ctx, tx, id, err)
+		}
 		return err
 	})
 	if ent.IsNotFound(err) {
@@ -171,6 +190,13 @@ func (s *Service) UpdateItem(ctx context.Context, id string, in ItemInput) (*ent
 
 // DeleteItem deletes an item; its item.deleted event carries it as it was.
 func (s *Service) DeleteItem(ctx context.Context, id string) error {
+	return s.DeleteItemIfMatch(ctx, id, Precondition{})
+}
+
+// DeleteItemIfMatch is DeleteItem on the condition that the item is still
+// one that pre names, checked as UpdateItemIfMatch checks it: otherwise the
+// item stays and the error is PRECONDITION_FAILED.
+func (s *Service) DeleteItemIfMatch(ctx context.Context, id string, pre Precondition) error {
 	if _, err := requireViewer(ctx); err != nil {
 		return err
 	}
@@ -178,7 +204,21 @@ func (s *Service) DeleteItem(ctx context.Context, id string) error {
 		return apperr.NotFound("item")
 	}
 	err := s.withTx(ctx, func(tx *ent.Tx) error {
-		return tx.Item.DeleteOneID(id).Exec(ctx)
+		if !pre.set() {
+			return tx.Item.DeleteOneID(id).Exec(ctx)
+		}
+		cur, err := tx.Item.Get(ctx, id)
+		if err != nil {
+			return err
+		}
+		if err := pre.check(cur); err != nil {
+			return err
+		}
+		err = tx.Item.DeleteOneID(id).Where(item.Version(cur.Version)).Exec(ctx)
+		if ent.IsNotFound(err) {
+			return pre.raced(ctx, tx, id, err)
+		}
+		return err
 	})
 	if ent.IsNotFound(err) {
 		return s.missingItem(ctx, id)
