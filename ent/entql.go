@@ -129,6 +129,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			idempotencykey.FieldStatus:      {Type: field.TypeInt, Column: idempotencykey.FieldStatus},
 			idempotencykey.FieldBody:        {Type: field.TypeString, Column: idempotencykey.FieldBody},
 			idempotencykey.FieldLocation:    {Type: field.TypeString, Column: idempotencykey.FieldLocation},
+			idempotencykey.FieldEtag:        {Type: field.TypeString, Column: idempotencykey.FieldEtag},
 			idempotencykey.FieldCreatedAt:   {Type: field.TypeTime, Column: idempotencykey.FieldCreatedAt},
 			idempotencykey.FieldClaimedAt:   {Type: field.TypeTime, Column: idempotencykey.FieldClaimedAt},
 			idempotencykey.FieldExpiresAt:   {Type: field.TypeTime, Column: idempotencykey.FieldExpiresAt},
@@ -875,6 +876,11 @@ func (f *IdempotencyKeyFilter) WhereBody(p entql.StringP) {
 // WhereLocation applies the entql string predicate on the location field.
 func (f *IdempotencyKeyFilter) WhereLocation(p entql.StringP) {
 	f.Where(p.Field(idempotencykey.FieldLocation))
+}
+
+// WhereEtag applies the entql string predicate on the etag field.
+func (f *IdempotencyKeyFilter) WhereEtag(p entql.StringP) {
+	f.Where(p.Field(idempotencykey.FieldEtag))
 }
 
 // WhereCreatedAt applies the entql time.Time predicate on the created_at field.

@@ -33,6 +33,8 @@ type IdempotencyKey struct {
 	Body string `json:"body,omitempty"`
 	// Location holds the value of the "location" field.
 	Location string `json:"location,omitempty"`
+	// Etag holds the value of the "etag" field.
+	Etag string `json:"etag,omitempty"`
 	// CreatedAt holds the value of the "created_at" field.
 	CreatedAt time.Time `json:"created_at,omitempty"`
 	// ClaimedAt holds the value of the "claimed_at" field.
@@ -49,7 +51,7 @@ func (*IdempotencyKey) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case idempotencykey.FieldID, idempotencykey.FieldStatus:
 			values[i] = new(sql.NullInt64)
-		case idempotencykey.FieldUserID, idempotencykey.FieldKey, idempotencykey.FieldFingerprint, idempotencykey.FieldState, idempotencykey.FieldClaim, idempotencykey.FieldBody, idempotencykey.FieldLocation:
+		case idempotencykey.FieldUserID, idempotencykey.FieldKey, idempotencykey.FieldFingerprint, idempotencykey.FieldState, idempotencykey.FieldClaim, idempotencykey.FieldBody, idempotencykey.FieldLocation, idempotencykey.FieldEtag:
 			values[i] = new(sql.NullString)
 		case idempotencykey.FieldCreatedAt, idempotencykey.FieldClaimedAt, idempotencykey.FieldExpiresAt:
 			values[i] = new(sql.NullTime)
@@ -121,6 +123,12 @@ func (_m *IdempotencyKey) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field location", values[i])
 			} else if value.Valid {
 				_m.Location = value.String
+			}
+		case idempotencykey.FieldEtag:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field etag", values[i])
+			} else if value.Valid {
+				_m.Etag = value.String
 			}
 		case idempotencykey.FieldCreatedAt:
 			if value, ok := values[i].(*sql.NullTime); !ok {
@@ -199,6 +207,9 @@ func (_m *IdempotencyKey) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("location=")
 	builder.WriteString(_m.Location)
+	builder.WriteString(", ")
+	builder.WriteString("etag=")
+	builder.WriteString(_m.Etag)
 	builder.WriteString(", ")
 	builder.WriteString("created_at=")
 	builder.WriteString(_m.CreatedAt.Format(time.ANSIC))

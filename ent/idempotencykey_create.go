@@ -94,6 +94,20 @@ func (_c *IdempotencyKeyCreate) SetNillableLocation(v *string) *IdempotencyKeyCr
 	return _c
 }
 
+// SetEtag sets the "etag" field.
+func (_c *IdempotencyKeyCreate) SetEtag(v string) *IdempotencyKeyCreate {
+	_c.mutation.SetEtag(v)
+	return _c
+}
+
+// SetNillableEtag sets the "etag" field if the given value is not nil.
+func (_c *IdempotencyKeyCreate) SetNillableEtag(v *string) *IdempotencyKeyCreate {
+	if v != nil {
+		_c.SetEtag(*v)
+	}
+	return _c
+}
+
 // SetCreatedAt sets the "created_at" field.
 func (_c *IdempotencyKeyCreate) SetCreatedAt(v time.Time) *IdempotencyKeyCreate {
 	_c.mutation.SetCreatedAt(v)
@@ -228,6 +242,10 @@ func (_c *IdempotencyKeyCreate) createSpec() (*IdempotencyKey, *sqlgraph.CreateS
 	if value, ok := _c.mutation.Location(); ok {
 		_spec.SetField(idempotencykey.FieldLocation, field.TypeString, value)
 		_node.Location = value
+	}
+	if value, ok := _c.mutation.Etag(); ok {
+		_spec.SetField(idempotencykey.FieldEtag, field.TypeString, value)
+		_node.Etag = value
 	}
 	if value, ok := _c.mutation.CreatedAt(); ok {
 		_spec.SetField(idempotencykey.FieldCreatedAt, field.TypeTime, value)
@@ -374,6 +392,24 @@ func (u *IdempotencyKeyUpsert) UpdateLocation() *IdempotencyKeyUpsert {
 // ClearLocation clears the value of the "location" field.
 func (u *IdempotencyKeyUpsert) ClearLocation() *IdempotencyKeyUpsert {
 	u.SetNull(idempotencykey.FieldLocation)
+	return u
+}
+
+// SetEtag sets the "etag" field.
+func (u *IdempotencyKeyUpsert) SetEtag(v string) *IdempotencyKeyUpsert {
+	u.Set(idempotencykey.FieldEtag, v)
+	return u
+}
+
+// UpdateEtag sets the "etag" field to the value that was provided on create.
+func (u *IdempotencyKeyUpsert) UpdateEtag() *IdempotencyKeyUpsert {
+	u.SetExcluded(idempotencykey.FieldEtag)
+	return u
+}
+
+// ClearEtag clears the value of the "etag" field.
+func (u *IdempotencyKeyUpsert) ClearEtag() *IdempotencyKeyUpsert {
+	u.SetNull(idempotencykey.FieldEtag)
 	return u
 }
 
@@ -550,6 +586,27 @@ func (u *IdempotencyKeyUpsertOne) UpdateLocation() *IdempotencyKeyUpsertOne {
 func (u *IdempotencyKeyUpsertOne) ClearLocation() *IdempotencyKeyUpsertOne {
 	return u.Update(func(s *IdempotencyKeyUpsert) {
 		s.ClearLocation()
+	})
+}
+
+// SetEtag sets the "etag" field.
+func (u *IdempotencyKeyUpsertOne) SetEtag(v string) *IdempotencyKeyUpsertOne {
+	return u.Update(func(s *IdempotencyKeyUpsert) {
+		s.SetEtag(v)
+	})
+}
+
+// UpdateEtag sets the "etag" field to the value that was provided on create.
+func (u *IdempotencyKeyUpsertOne) UpdateEtag() *IdempotencyKeyUpsertOne {
+	return u.Update(func(s *IdempotencyKeyUpsert) {
+		s.UpdateEtag()
+	})
+}
+
+// ClearEtag clears the value of the "etag" field.
+func (u *IdempotencyKeyUpsertOne) ClearEtag() *IdempotencyKeyUpsertOne {
+	return u.Update(func(s *IdempotencyKeyUpsert) {
+		s.ClearEtag()
 	})
 }
 
@@ -895,6 +952,27 @@ func (u *IdempotencyKeyUpsertBulk) UpdateLocation() *IdempotencyKeyUpsertBulk {
 func (u *IdempotencyKeyUpsertBulk) ClearLocation() *IdempotencyKeyUpsertBulk {
 	return u.Update(func(s *IdempotencyKeyUpsert) {
 		s.ClearLocation()
+	})
+}
+
+// SetEtag sets the "etag" field.
+func (u *IdempotencyKeyUpsertBulk) SetEtag(v string) *IdempotencyKeyUpsertBulk {
+	return u.Update(func(s *IdempotencyKeyUpsert) {
+		s.SetEtag(v)
+	})
+}
+
+// UpdateEtag sets the "etag" field to the value that was provided on create.
+func (u *IdempotencyKeyUpsertBulk) UpdateEtag() *IdempotencyKeyUpsertBulk {
+	return u.Update(func(s *IdempotencyKeyUpsert) {
+		s.UpdateEtag()
+	})
+}
+
+// ClearEtag clears the value of the "etag" field.
+func (u *IdempotencyKeyUpsertBulk) ClearEtag() *IdempotencyKeyUpsertBulk {
+	return u.Update(func(s *IdempotencyKeyUpsert) {
+		s.ClearEtag()
 	})
 }
 

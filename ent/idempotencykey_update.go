@@ -124,6 +124,26 @@ func (_u *IdempotencyKeyUpdate) ClearLocation() *IdempotencyKeyUpdate {
 	return _u
 }
 
+// SetEtag sets the "etag" field.
+func (_u *IdempotencyKeyUpdate) SetEtag(v string) *IdempotencyKeyUpdate {
+	_u.mutation.SetEtag(v)
+	return _u
+}
+
+// SetNillableEtag sets the "etag" field if the given value is not nil.
+func (_u *IdempotencyKeyUpdate) SetNillableEtag(v *string) *IdempotencyKeyUpdate {
+	if v != nil {
+		_u.SetEtag(*v)
+	}
+	return _u
+}
+
+// ClearEtag clears the value of the "etag" field.
+func (_u *IdempotencyKeyUpdate) ClearEtag() *IdempotencyKeyUpdate {
+	_u.mutation.ClearEtag()
+	return _u
+}
+
 // SetClaimedAt sets the "claimed_at" field.
 func (_u *IdempotencyKeyUpdate) SetClaimedAt(v time.Time) *IdempotencyKeyUpdate {
 	_u.mutation.SetClaimedAt(v)
@@ -225,6 +245,12 @@ func (_u *IdempotencyKeyUpdate) sqlSave(ctx context.Context) (_node int, err err
 	}
 	if _u.mutation.LocationCleared() {
 		_spec.ClearField(idempotencykey.FieldLocation, field.TypeString)
+	}
+	if value, ok := _u.mutation.Etag(); ok {
+		_spec.SetField(idempotencykey.FieldEtag, field.TypeString, value)
+	}
+	if _u.mutation.EtagCleared() {
+		_spec.ClearField(idempotencykey.FieldEtag, field.TypeString)
 	}
 	if value, ok := _u.mutation.ClaimedAt(); ok {
 		_spec.SetField(idempotencykey.FieldClaimedAt, field.TypeTime, value)
@@ -346,6 +372,26 @@ func (_u *IdempotencyKeyUpdateOne) SetNillableLocation(v *string) *IdempotencyKe
 // ClearLocation clears the value of the "location" field.
 func (_u *IdempotencyKeyUpdateOne) ClearLocation() *IdempotencyKeyUpdateOne {
 	_u.mutation.ClearLocation()
+	return _u
+}
+
+// SetEtag sets the "etag" field.
+func (_u *IdempotencyKeyUpdateOne) SetEtag(v string) *IdempotencyKeyUpdateOne {
+	_u.mutation.SetEtag(v)
+	return _u
+}
+
+// SetNillableEtag sets the "etag" field if the given value is not nil.
+func (_u *IdempotencyKeyUpdateOne) SetNillableEtag(v *string) *IdempotencyKeyUpdateOne {
+	if v != nil {
+		_u.SetEtag(*v)
+	}
+	return _u
+}
+
+// ClearEtag clears the value of the "etag" field.
+func (_u *IdempotencyKeyUpdateOne) ClearEtag() *IdempotencyKeyUpdateOne {
+	_u.mutation.ClearEtag()
 	return _u
 }
 
@@ -480,6 +526,12 @@ func (_u *IdempotencyKeyUpdateOne) sqlSave(ctx context.Context) (_node *Idempote
 	}
 	if _u.mutation.LocationCleared() {
 		_spec.ClearField(idempotencykey.FieldLocation, field.TypeString)
+	}
+	if value, ok := _u.mutation.Etag(); ok {
+		_spec.SetField(idempotencykey.FieldEtag, field.TypeString, value)
+	}
+	if _u.mutation.EtagCleared() {
+		_spec.ClearField(idempotencykey.FieldEtag, field.TypeString)
 	}
 	if value, ok := _u.mutation.ClaimedAt(); ok {
 		_spec.SetField(idempotencykey.FieldClaimedAt, field.TypeTime, value)

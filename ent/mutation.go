@@ -3847,6 +3847,7 @@ type IdempotencyKeyMutation struct {
 	addstatus     *int
 	body          *string
 	location      *string
+	etag          *string
 	created_at    *time.Time
 	claimed_at    *time.Time
 	expires_at    *time.Time
@@ -4302,6 +4303,55 @@ func (m *IdempotencyKeyMutation) ResetLocation() {
 	delete(m.clearedFields, idempotencykey.FieldLocation)
 }
 
+// SetEtag sets the "etag" field.
+func (m *IdempotencyKeyMutation) SetEtag(s string) {
+	m.etag = &s
+}
+
+// Etag returns the value of the "etag" field in the mutation.
+func (m *IdempotencyKeyMutation) Etag() (r string, exists bool) {
+	v := m.etag
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldEtag returns the old "etag" field's value of the IdempotencyKey entity.
+// If the IdempotencyKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *IdempotencyKeyMutation) OldEtag(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldEtag is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldEtag requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldEtag: %w", err)
+	}
+	return oldValue.Etag, nil
+}
+
+// ClearEtag clears the value of the "etag" field.
+func (m *IdempotencyKeyMutation) ClearEtag() {
+	m.etag = nil
+	m.clearedFields[idempotencykey.FieldEtag] = struct{}{}
+}
+
+// EtagCleared returns if the "etag" field was cleared in this mutation.
+func (m *IdempotencyKeyMutation) EtagCleared() bool {
+	_, ok := m.clearedFields[idempotencykey.FieldEtag]
+	return ok
+}
+
+// ResetEtag resets all changes to the "etag" field.
+func (m *IdempotencyKeyMutation) ResetEtag() {
+	m.etag = nil
+	delete(m.clearedFields, idempotencykey.FieldEtag)
+}
+
 // SetCreatedAt sets the "created_at" field.
 func (m *IdempotencyKeyMutation) SetCreatedAt(t time.Time) {
 	m.created_at = &t
@@ -4444,7 +4494,7 @@ func (m *IdempotencyKeyMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *IdempotencyKeyMutation) Fields() []string {
-	fields := make([]string, 0, 11)
+	fields := make([]string, 0, 12)
 	if m.user_id != nil {
 		fields = append(fields, idempotencykey.FieldUserID)
 	}
@@ -4468,6 +4518,9 @@ func (m *IdempotencyKeyMutation) Fields() []string {
 	}
 	if m.location != nil {
 		fields = append(fields, idempotencykey.FieldLocation)
+	}
+	if m.etag != nil {
+		fields = append(fields, idempotencykey.FieldEtag)
 	}
 	if m.created_at != nil {
 		fields = append(fields, idempotencykey.FieldCreatedAt)
@@ -4502,6 +4555,8 @@ func (m *IdempotencyKeyMutation) Field(name string) (ent.Value, bool) {
 		return m.Body()
 	case idempotencykey.FieldLocation:
 		return m.Location()
+	case idempotencykey.FieldEtag:
+		return m.Etag()
 	case idempotencykey.FieldCreatedAt:
 		return m.CreatedAt()
 	case idempotencykey.FieldClaimedAt:
@@ -4533,6 +4588,8 @@ func (m *IdempotencyKeyMutation) OldField(ctx context.Context, name string) (ent
 		return m.OldBody(ctx)
 	case idempotencykey.FieldLocation:
 		return m.OldLocation(ctx)
+	case idempotencykey.FieldEtag:
+		return m.OldEtag(ctx)
 	case idempotencykey.FieldCreatedAt:
 		return m.OldCreatedAt(ctx)
 	case idempotencykey.FieldClaimedAt:
@@ -4603,6 +4660,13 @@ func (m *IdempotencyKeyMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetLocation(v)
+		return nil
+	case idempotencykey.FieldEtag:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetEtag(v)
 		return nil
 	case idempotencykey.FieldCreatedAt:
 		v, ok := value.(time.Time)
@@ -4679,6 +4743,9 @@ func (m *IdempotencyKeyMutation) ClearedFields() []string {
 	if m.FieldCleared(idempotencykey.FieldLocation) {
 		fields = append(fields, idempotencykey.FieldLocation)
 	}
+	if m.FieldCleared(idempotencykey.FieldEtag) {
+		fields = append(fields, idempotencykey.FieldEtag)
+	}
 	return fields
 }
 
@@ -4701,6 +4768,9 @@ func (m *IdempotencyKeyMutation) ClearField(name string) error {
 		return nil
 	case idempotencykey.FieldLocation:
 		m.ClearLocation()
+		return nil
+	case idempotencykey.FieldEtag:
+		m.ClearEtag()
 		return nil
 	}
 	return fmt.Errorf("unknown IdempotencyKey nullable field %s", name)
@@ -4733,6 +4803,9 @@ func (m *IdempotencyKeyMutation) ResetField(name string) error {
 		return nil
 	case idempotencykey.FieldLocation:
 		m.ResetLocation()
+		return nil
+	case idempotencykey.FieldEtag:
+		m.ResetEtag()
 		return nil
 	case idempotencykey.FieldCreatedAt:
 		m.ResetCreatedAt()

@@ -28,6 +28,8 @@ const (
 	FieldBody = "body"
 	// FieldLocation holds the string denoting the location field in the database.
 	FieldLocation = "location"
+	// FieldEtag holds the string denoting the etag field in the database.
+	FieldEtag = "etag"
 	// FieldCreatedAt holds the string denoting the created_at field in the database.
 	FieldCreatedAt = "created_at"
 	// FieldClaimedAt holds the string denoting the claimed_at field in the database.
@@ -49,6 +51,7 @@ var Columns = []string{
 	FieldStatus,
 	FieldBody,
 	FieldLocation,
+	FieldEtag,
 	FieldCreatedAt,
 	FieldClaimedAt,
 	FieldExpiresAt,
@@ -120,6 +123,11 @@ func ByBody(opts ...sql.OrderTermOption) OrderOption {
 // ByLocation orders the results by the location field.
 func ByLocation(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldLocation, opts...).ToFunc()
+}
+
+// ByEtag orders the results by the etag field.
+func ByEtag(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldEtag, opts...).ToFunc()
 }
 
 // ByCreatedAt orders the results by the created_at field.

@@ -94,6 +94,11 @@ func Location(v string) predicate.IdempotencyKey {
 	return predicate.IdempotencyKey(sql.FieldEQ(FieldLocation, v))
 }
 
+// Etag applies equality check predicate on the "etag" field. It's identical to EtagEQ.
+func Etag(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldEQ(FieldEtag, v))
+}
+
 // CreatedAt applies equality check predicate on the "created_at" field. It's identical to CreatedAtEQ.
 func CreatedAt(v time.Time) predicate.IdempotencyKey {
 	return predicate.IdempotencyKey(sql.FieldEQ(FieldCreatedAt, v))
@@ -632,6 +637,81 @@ func LocationEqualFold(v string) predicate.IdempotencyKey {
 // LocationContainsFold applies the ContainsFold predicate on the "location" field.
 func LocationContainsFold(v string) predicate.IdempotencyKey {
 	return predicate.IdempotencyKey(sql.FieldContainsFold(FieldLocation, v))
+}
+
+// EtagEQ applies the EQ predicate on the "etag" field.
+func EtagEQ(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldEQ(FieldEtag, v))
+}
+
+// EtagNEQ applies the NEQ predicate on the "etag" field.
+func EtagNEQ(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldNEQ(FieldEtag, v))
+}
+
+// EtagIn applies the In predicate on the "etag" field.
+func EtagIn(vs ...string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldIn(FieldEtag, vs...))
+}
+
+// EtagNotIn applies the NotIn predicate on the "etag" field.
+func EtagNotIn(vs ...string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldNotIn(FieldEtag, vs...))
+}
+
+// EtagGT applies the GT predicate on the "etag" field.
+func EtagGT(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldGT(FieldEtag, v))
+}
+
+// EtagGTE applies the GTE predicate on the "etag" field.
+func EtagGTE(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldGTE(FieldEtag, v))
+}
+
+// EtagLT applies the LT predicate on the "etag" field.
+func EtagLT(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldLT(FieldEtag, v))
+}
+
+// EtagLTE applies the LTE predicate on the "etag" field.
+func EtagLTE(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldLTE(FieldEtag, v))
+}
+
+// EtagContains applies the Contains predicate on the "etag" field.
+func EtagContains(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldContains(FieldEtag, v))
+}
+
+// EtagHasPrefix applies the HasPrefix predicate on the "etag" field.
+func EtagHasPrefix(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldHasPrefix(FieldEtag, v))
+}
+
+// EtagHasSuffix applies the HasSuffix predicate on the "etag" field.
+func EtagHasSuffix(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldHasSuffix(FieldEtag, v))
+}
+
+// EtagIsNil applies the IsNil predicate on the "etag" field.
+func EtagIsNil() predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldIsNull(FieldEtag))
+}
+
+// EtagNotNil applies the NotNil predicate on the "etag" field.
+func EtagNotNil() predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldNotNull(FieldEtag))
+}
+
+// EtagEqualFold applies the EqualFold predicate on the "etag" field.
+func EtagEqualFold(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldEqualFold(FieldEtag, v))
+}
+
+// EtagContainsFold applies the ContainsFold predicate on the "etag" field.
+func EtagContainsFold(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldContainsFold(FieldEtag, v))
 }
 
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.

@@ -44,12 +44,14 @@ func (IdempotencyKey) Fields() []ent.Field {
 		field.String("claim"),
 		// The recorded response: HTTP status, body (sealed with the
 		// server's secret box when one is set: a webhook's signing secret
-		// is in it) and Location header.
+		// is in it), and its Location and ETag headers.
 		field.Int("status").
 			Optional(),
 		field.Text("body").
 			Optional(),
 		field.String("location").
+			Optional(),
+		field.String("etag").
 			Optional(),
 		field.Time("created_at").
 			Immutable(),

@@ -96,6 +96,7 @@ func Idempotent(svc *service.Service, scope IdempotencyScope) gin.HandlerFunc {
 		c.Writer = out
 		if err != nil {
 			out.Header().Del("Location")
+			out.Header().Del("ETag")
 			Fail(c, err)
 			return
 		}
@@ -109,6 +110,9 @@ func Idempotent(svc *service.Service, scope IdempotencyScope) gin.HandlerFunc {
 			c.Header(HeaderIdempotentReplayed, "true")
 			if resp.Location != "" {
 				c.Header("Location", resp.Location)
+			}
+			if resp.ETag != "" {
+				c.Header("ETag", resp.ETag)
 			}
 			ct := "application/json; charset=utf-8"
 			if scope.ContentType != nil {
@@ -130,7 +134,7 @@ func runBuffered(ctx context.Context, c *gin.Context, failed func([]byte) bool) 
 	c.Writer, c.Request = buf, req.WithContext(ctx)
 	defer func() { c.Writer, c.Request = out, req }()
 	c.Next()
-	resp := service.IdempotentResponse{Status: buf.status, Body: bytes.Clone(buf.body.Bytes()), Location: out.Header().Get("Location")}
+	resp := service.IdempotentResponse{Status: buf.status, Body: bytes.Clone(buf.body.Bytes()), Location: out.Header().Get("Location"), ETag: out.Header().Get("ETag")}
 	if failed != nil && resp.Status < http.StatusBadRequest && failed(resp.Body) {
 		resp.Failed = true
 	}

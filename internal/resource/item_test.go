@@ -14,8 +14,12 @@ import (
 // hiddenItemFields are the fields of ent.Item no payload carries, each with
 // its reason. A field listed here is absent from REST, webhooks, /v1/events
 // and GraphQL subscriptions alike; skip it in GraphQL too (entgql.Skip).
-// Empty: every field of an item is public.
-var hiddenItemFields = map[string]string{}
+var hiddenItemFields = map[string]string{
+	// The spec fixes the item's JSON; the version reaches clients as the
+	// ETag header (REST) and Item.etag (GraphQL), read from the row. An
+	// event's item has no version, and asks for its etag are refused.
+	"Version": "carried by ETag and Item.etag, not by the item's JSON",
+}
 
 // itemDataFields are ent.Item's fields that hold data: the exported ones
 // but Edges (relations, loaded apart).

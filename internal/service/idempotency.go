@@ -54,6 +54,8 @@ type IdempotentResponse struct {
 	Status   int
 	Body     []byte
 	Location string
+	// ETag is the response's entity tag (an item's), replayed with it.
+	ETag string
 	// Failed marks a response that reports a failure although its status
 	// is below 400 (GraphQL errors): like a 4xx, it is not recorded.
 	Failed bool
@@ -158,6 +160,7 @@ func (s *Service) Idempotent(ctx context.Context, req IdempotentRequest, run fun
 		SetStatus(resp.Status).
 		SetBody(s.sealBody(resp.Body)).
 		SetLocation(resp.Location).
+		SetEtag(resp.ETag).
 		Save(system(ctx))
 	if err != nil {
 		_ = tx.Rollback()
@@ -189,16 +192,7 @@ func (s *Service) claimKey(ctx context.Context, userID string, req IdempotentReq
 	for range 3 {
 		now := time.Now()
 		token := rand.Text()
-		rec, err := s.db.IdempotencyKey.Create().
-			SetUserID(userID).
-			SetKey(req.Key).
-			SetFingerprint(req.Fingerprint).
-			SetState(idempotencyRunning).
-			SetClaim(token).
-			SetCreatedAt(now).
-			SetClaimedAt(now).
-			SetExpiresAt(now.Add(s.idempotencyTTL())).
-			Save(sys)
+		rec, err := s.insertClaim(sys, userID, req, token, now)
 		if err == nil {
 			return rec, token, nil, nil
 		}
@@ -231,7 +225,7 @@ func (s *Service) claimKey(ctx context.Context, userID string, req IdempotentReq
 			if err != nil {
 				return nil, "", nil, err
 			}
-			return nil, "", &IdempotentResponse{Status: cur.Status, Body: body, Location: cur.Location}, nil
+			return nil, "", &IdempotentResponse{Status: cur.Status, Body: body, Location: cur.Location, ETag: cur.Etag}, nil
 		}
 		if now.Sub(cur.ClaimedAt) < s.idempotencyTakeover() {
 			return nil, "", nil, apperr.IdempotencyKeyInUse(IdempotencyRetryAfter)
@@ -252,6 +246,38 @@ func (s *Service) claimKey(ctx context.Context, userID string, req IdempotentReq
 		return cur, token, nil, nil
 	}
 	return nil, "", nil, apperr.IdempotencyKeyInUse(IdempotencyRetryAfter)
+}
+
+// insertClaim writes a new claim of the key in a transaction of its own,
+// committed before the change runs, so that a concurrent request with the
+// same key finds it. A transaction rather than a bare insert: the insert
+// returns its id (INSERT … RETURNING, a query to the driver), and on SQLite
+// only transactions and statements queue at the write gate; a bare one
+// would wait in SQLite's busy handler holding a pooled connection, and
+// enough of them would starve the request that holds the gate.
+func (s *Service) insertClaim(ctx context.Context, userID string, req IdempotentRequest, token string, now time.Time) (*ent.IdempotencyKey, error) {
+	tx, err := s.db.Tx(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("begin claim: %w", err)
+	}
+	rec, err := tx.IdempotencyKey.Create().
+		SetUserID(userID).
+		SetKey(req.Key).
+		SetFingerprint(req.Fingerprint).
+		SetState(idempotencyRunning).
+		SetClaim(token).
+		SetCreatedAt(now).
+		SetClaimedAt(now).
+		SetExpiresAt(now.Add(s.idempotencyTTL())).
+		Save(ctx)
+	if err != nil {
+		_ = tx.Rollback()
+		return nil, err
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("commit claim: %w", err)
+	}
+	return rec.Unwrap(), nil
 }
 
 // releaseKey deletes a claim whose request made no change, so that the key
