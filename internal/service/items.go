@@ -118,7 +118,9 @@ func (s *Service) CreateItem(ctx context.Context, in ItemInput) (*ent.Item, erro
 	if err != nil {
 		return nil, fmt.Errorf("create item: %w", err)
 	}
-	return it, nil
+	// Off the transaction, which has ended: a resolver that loads an edge
+	// (createItem { owner }) reads through the client.
+	return it.Unwrap(), nil
 }
 
 // UpdateItem changes the fields present in the input. A change that leaves
@@ -185,7 +187,7 @@ func (s *Service) UpdateItemIfMatch(ctx context.Context, id string, in ItemInput
 	if err != nil {
 		return nil, fmt.Errorf("update item: %w", err)
 	}
-	return it, nil
+	return it.Unwrap(), nil // off the ended transaction, as CreateItem's
 }
 
 // DeleteItem deletes an item; its item.deleted event carries it as it was.
