@@ -14,6 +14,7 @@ import (
 // itemEvents counts the events of item id on the newest page of actor's feed.
 func itemEvents(t *testing.T, env *testutil.Env, token, id string) int {
 	t.Helper()
+	env.WaitPublished() // on PostgreSQL the feed shows an event once older transactions end
 	evs, _ := listEvents(t, env, token, "/v1/events?limit=100")
 	n := 0
 	for _, e := range evs {

@@ -118,9 +118,7 @@ func (s *Service) CreateItem(ctx context.Context, in ItemInput) (*ent.Item, erro
 	if err != nil {
 		return nil, fmt.Errorf("create item: %w", err)
 	}
-	// Off the transaction, which has ended: a resolver that loads an edge
-	// (createItem { owner }) reads through the client.
-	return it.Unwrap(), nil
+	return detach(ctx, it), nil
 }
 
 // UpdateItem changes the fields present in the input. A change that leaves
@@ -187,7 +185,7 @@ func (s *Service) UpdateItemIfMatch(ctx context.Context, id string, in ItemInput
 	if err != nil {
 		return nil, fmt.Errorf("update item: %w", err)
 	}
-	return it.Unwrap(), nil // off the ended transaction, as CreateItem's
+	return detach(ctx, it), nil
 }
 
 // DeleteItem deletes an item; its item.deleted event carries it as it was.

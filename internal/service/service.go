@@ -110,6 +110,18 @@ func requireViewer(ctx context.Context) (viewer.Viewer, error) {
 	return v, nil
 }
 
+// detach returns an entity withTx's transaction returned, bound to the
+// client once that transaction has ended, so that a resolver loading one of
+// its edges (createItem { owner }) reads through the client rather than a
+// finished transaction; under an Idempotency-Key the transaction is still
+// open, and the entity stays in it (its row is not yet visible outside).
+func detach[T interface{ Unwrap() T }](ctx context.Context, v T) T {
+	if _, ambient := ctx.Value(ambientTxKey{}).(*ambientTx); ambient {
+		return v
+	}
+	return v.Unwrap()
+}
+
 // withTx runs fn in a transaction and commits it when fn succeeds. Item
 // hooks write outbox events in the same transaction.
 //
