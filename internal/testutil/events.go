@@ -27,7 +27,7 @@ func (e *Env) WaitPublished() {
 		}
 		return found
 	}
-	if !Eventually(e.T, 10*time.Second, func() bool { return !held() }) {
-		e.T.Fatal("events still held back after 10s: a transaction on the PostgreSQL server stays open")
+	if !Eventually(e.T, 30*time.Second, func() bool { return !held() }) {
+		e.T.Fatal("events still held back after 30s: a transaction on the PostgreSQL server stays open")
 	}
 }
