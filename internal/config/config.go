@@ -93,7 +93,7 @@ func (c *Config) Register(fs *flag.FlagSet) *Loader {
 	l.add("event-streams-per-key", "EVENT_STREAMS_PER_KEY", "10", "event streams (SSE, GraphQL subscriptions) one API key may hold open on one server", positive(&c.EventStreamsPerKey))
 	l.add("event-stream-buffer", "EVENT_STREAM_BUFFER", "256", "events that may wait for one stream before it is closed with SLOW_CONSUMER", positive(&c.EventStreamBuffer))
 	l.add("event-retention", "EVENT_RETENTION", "720h", "how long events (and their finished webhook deliveries) are kept; older ones are pruned, except events still owed to an endpoint, and an older cursor is 410 CURSOR_EXPIRED", duration(&c.EventRetention))
-	l.add("event-flush-interval", "EVENT_FLUSH_INTERVAL", "100ms", "shortest time between two writes to one event stream: the events of a busy stream go out together (0: each as soon as it is ready)", nonNegativeDuration(&c.EventFlushInterval))
+	l.add("event-flush-interval", "EVENT_FLUSH_INTERVAL", "20ms", "shortest time between two writes to one event stream: the events of a busy stream go out together (0: each as soon as it is ready)", nonNegativeDuration(&c.EventFlushInterval))
 	l.add("idempotency-key-ttl", "IDEMPOTENCY_KEY_TTL", "24h", "how long an Idempotency-Key and the response it replays are kept (per user); after it the key may be used afresh", duration(&c.IdempotencyKeyTTL))
 	l.add("cors-origins", "CORS_ORIGINS", "", "comma-separated origins allowed by CORS (* for any); empty: none", list(&c.CORSOrigins))
 	l.add("log-level", "LOG_LEVEL", "info", "debug, info, warn or error", level(&c.LogLevel))
