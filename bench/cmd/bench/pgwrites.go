@@ -194,4 +194,16 @@ func (r pgWritesResult) print(w io.Writer, markdown bool) {
 		fmt.Fprintf(w, "%s%d owner(s): through the %s at 64 connections %s× direct (target ≥ %.1f×), %s× its 8 connections (target ≥ 1): %s\n",
 			p, owners, link, throughputRatio(hi.Linked.RPS, hi.Direct.RPS), pgWritesMinRatio, throughputRatio(hi.Linked.RPS, lo.Linked.RPS), verdict)
 	}
+	// One owner's writes against the same load spread over many: what a
+	// row every write of one owner touches would cost.
+	one, ok1 := r.find(1, 64)
+	many, ok2 := r.find(pgWritesOwners, 64)
+	if ok1 && ok2 {
+		verdict := "ok"
+		if one.Linked.RPS < pgWritesMinRatio*many.Linked.RPS {
+			verdict = "MISSED"
+		}
+		fmt.Fprintf(w, "%sone owner against %d, through the %s at 64 connections: %s× (target ≥ %.1f×): %s\n",
+			p, pgWritesOwners, link, throughputRatio(one.Linked.RPS, many.Linked.RPS), pgWritesMinRatio, verdict)
+	}
 }
