@@ -21,16 +21,11 @@ import (
 // (the CLI) writing to the same file.
 type writeGate struct {
 	ch chan struct{}
-	// writes counts the commits since the last checkpoint; the commit
-	// that brings it to checkpointAfter kicks the checkpointer (nil: no
-	// checkpointer).
-	writes atomic.Int64
-	kick   chan struct{}
-	// want says that the checkpointer, its fsync outside the gate done,
-	// waits for the gate: the writer leaving next hands it over on handoff
-	// instead of releasing it, so that the checkpointer does not queue
-	// behind every writer while they add to the log it is to copy.
-	want    atomic.Bool
+	// writes counts the commits since the last checkpoint; past
+	// checkpointAfter the committing writer passes the gate to the
+	// checkpointer over handoff (nil: no checkpointer) instead of
+	// releasing it.
+	writes  atomic.Int64
 	handoff chan struct{}
 	closed  atomic.Bool // the checkpointer stopped: no more handoffs
 }
@@ -66,19 +61,17 @@ func (g *writeGate) acquire(ctx context.Context) error {
 func (g *writeGate) release() { <-g.ch }
 
 // leave ends a writer's turn; wrote says that it committed. The writer that
-// brings the commits since the last checkpoint to checkpointAfter kicks the
-// checkpointer; a writer that finds the checkpointer waiting for the gate
-// hands the gate to it rather than to the next writer.
+// brings the commits since the last checkpoint to checkpointAfter hands the
+// gate to the checkpointer, which releases it after copying the log: the
+// next writers wait for that copy as they would for a write, and the request
+// that crossed the bound does not.
 func (g *writeGate) leave(wrote bool) {
-	if wrote && g.kick != nil && g.writes.Add(1) >= checkpointAfter {
+	if wrote && g.writes.Add(1) >= checkpointAfter && g.handoff != nil && !g.closed.Load() {
 		select {
-		case g.kick <- struct{}{}:
-		default: // kicked already
+		case g.handoff <- struct{}{}:
+			return
+		default: // cannot happen while this writer holds the gate
 		}
-	}
-	if g.want.Load() && !g.closed.Load() && g.want.CompareAndSwap(true, false) {
-		g.handoff <- struct{}{} // never blocks: one want, one handoff
-		return
 	}
 	g.release()
 }
@@ -88,30 +81,21 @@ func (g *writeGate) leave(wrote bool) {
 // using the log it could not start over, so the file grew (109 MB beside a
 // 92 MB database after a minute of mixed load) and kept that size. The
 // connections turn the automatic checkpoint off (wal_autocheckpoint(0)) and
-// a checkpointer copies the log instead, between two writes, on a
-// connection of its own: a checkpoint that no write runs beside copies the
-// whole log, so that the next write starts it over. (Passive checkpoints
-// beside the writes never caught up with the last commit under load, and
-// the log grew until a truncation stopped the writers for as long as
-// copying the backlog took: PUT p99 ten times the reference's. Copying beside
-// the writers first did not help on one CPU either: the checkpoint's
-// goroutine got the CPU in turns with every request's, a copy took up to 2 s
-// and the writers filled the log meanwhile.)
-//
-// What a round holds the writers for is kept short (issue 28: POST p99 31
-// times its p50). The fsync of the log that every checkpoint starts with,
-// tens of milliseconds on a busy disk, is done before the round takes the
-// gate (syncLog), so that the one under the gate has only the last commits
-// to write; and the wait for readers (RESTART) is left to rounds that find
-// the log longer than a round adds. make bench's create row, gate held per
-// round: median 28 ms, p90 49 ms before; 2 to 7 ms and 8 to 38 ms after.
+// a checkpointer copies the log instead, between two writes: a checkpoint
+// that no write runs beside copies the whole log, so that the next write
+// starts it over. (Passive checkpoints beside the writes never caught up
+// with the last commit under load, and the log grew until a truncation
+// stopped the writers for as long as copying the backlog took: PUT p99 ten
+// times the reference's.)
 //
 // A clock alone did not bound the log: on a busy CPU the loop's goroutine
-// came late, up to a second, and the log grew by what all the writes of that
-// second added (5,212 pages, 20 MB, in one round of make bench's create row;
-// 68 MB in the PUT row of another run). So the writes also count: the one
-// that makes checkpointAfter since the last round kicks the checkpointer, and
-// the writer that leaves while it waits hands it the gate.
+// and its turn at the gate came late, up to a second, and the log grew by
+// what all the writes of that second added (5,212 pages, 20 MB, in one round
+// of make bench's create row; 68 MB in the PUT row of another run). So the
+// writes also count: the one that makes checkpointAfter since the last
+// round hands the gate straight to the checkpointer. The checkpointer has a
+// connection of its own, so that a round never waits, holding the gate, for
+// one of the pool's (readers of deep pages held them all for up to 1.2 s).
 const (
 	// checkpointEvery is how often the loop copies the log into the
 	// database when anything was written and checkpointAfter did not
@@ -122,16 +106,15 @@ const (
 	// copied, against 14.1 µs at 200 ms.
 	checkpointEvery = 200 * time.Millisecond
 	// checkpointAfter is how many commits start a round at once: about
-	// 2,400 pages (9 MB) of log at the 16 to 19 pages an item create adds.
+	// 1,200 pages (5 MB) of log at the 8 to 12 pages an item write adds.
 	checkpointAfter = 128
 	// restartAbove is the log length, in pages, past which the round also
 	// waits for readers to leave the log (RESTART), so that the next write
-	// starts it over: a round normally finds up to about 2,500 pages (128
-	// creates of 16 to 19 pages), and more means that a reader still used the
-	// log when the write after the last round came (make bench's PUT row:
-	// 33 MB of log with passive rounds only). RESTART holds the writers
-	// while it waits, so a round that needs none must not take it.
-	restartAbove = 4096
+	// starts it over: a round normally finds about 1,500 pages, and more
+	// means that a reader still used the log when the write after the last
+	// round came (make bench's PUT row: 33 MB of log with passive rounds
+	// only).
+	restartAbove = 2048
 	// truncateAbove is the log file size past which the round also
 	// truncates it.
 	truncateAbove = 32 << 20
@@ -148,11 +131,10 @@ const (
 type checkpointer struct {
 	db     *sql.DB // its own connection, apart from the pool
 	gate   *writeGate
-	wal    string       // path of the log file
-	max    int64        // truncateAbove
-	long   int          // restartAbove
-	behind bool         // the last round left pages in the log (readers used them)
-	synced atomic.Int64 // fsyncs of the log beside the writers (syncLog)
+	wal    string // path of the log file
+	max    int64  // truncateAbove
+	long   int    // restartAbove
+	behind bool   // the last round left pages in the log (readers used them)
 	quit   chan struct{}
 	done   chan struct{}
 	once   sync.Once
@@ -169,7 +151,6 @@ func startCheckpointer(path string, gate *writeGate) (*checkpointer, error) {
 	db.SetMaxIdleConns(1)
 	db.SetConnMaxIdleTime(0)
 	c := &checkpointer{db: db, gate: gate, wal: path + "-wal", max: truncateAbove, long: restartAbove, quit: make(chan struct{}), done: make(chan struct{})}
-	gate.kick = make(chan struct{}, 1)
 	gate.handoff = make(chan struct{}, 1)
 	go c.run()
 	return c, nil
@@ -183,64 +164,26 @@ func (c *checkpointer) run() {
 		select {
 		case <-c.quit:
 			return
-		case <-c.gate.kick: // checkpointAfter commits
+		case <-c.gate.handoff: // a writer passed the gate on
 		case <-t.C:
 			if c.gate.writes.Load() == 0 && !c.behind {
 				continue
 			}
-		}
-		if err := c.round(context.Background()); err != nil {
-			if errors.Is(err, errStopped) {
+			// While the loop waits its turn, a writer may hand it the
+			// gate instead.
+			select {
+			case c.gate.ch <- struct{}{}:
+			case <-c.gate.handoff:
+			case <-c.quit:
 				return
 			}
+		}
+		err := c.copyLog(context.Background())
+		c.gate.release()
+		if err != nil {
 			slog.Warn("sqlite checkpoint", "err", err)
 		}
 	}
-}
-
-// errStopped ends a round that waited for the gate when the checkpointer
-// stopped.
-var errStopped = errors.New("checkpointer stopped")
-
-// round syncs the log to disk beside the writers, then takes the gate
-// (handed over by the next writer to leave) and copies the log.
-func (c *checkpointer) round(ctx context.Context) error {
-	c.syncLog()
-	c.gate.want.Store(true)
-	select {
-	case c.gate.ch <- struct{}{}:
-		c.gate.want.Store(false) // no writer holds the gate to hand it over
-	case <-c.gate.handoff:
-	case <-c.quit:
-		// A writer may have handed the gate over meanwhile; stop waits
-		// for it.
-		if c.gate.want.CompareAndSwap(true, false) {
-			return errStopped
-		}
-		<-c.gate.handoff
-		c.gate.release()
-		return errStopped
-	}
-	defer c.gate.release()
-	return c.copyLog(ctx)
-}
-
-// syncLog writes the log's pages to disk (fsync) without the gate. A
-// checkpoint syncs the log before it copies anything (synchronous=NORMAL
-// commits do not), and on a busy disk that fsync took tens of milliseconds
-// with every writer queued behind the round; after this one it has only the
-// commits made meanwhile to write. It is only an extra fsync: durability is
-// SQLite's as before. (The log file carries no locks, so closing this
-// descriptor releases none of SQLite's.) A missing log has nothing to sync.
-func (c *checkpointer) syncLog() {
-	f, err := os.Open(c.wal)
-	if err != nil {
-		return
-	}
-	if f.Sync() == nil {
-		c.synced.Add(1)
-	}
-	f.Close()
 }
 
 // copyLog copies the log into the database (PASSIVE: it leaves the pages
@@ -251,10 +194,6 @@ func (c *checkpointer) copyLog(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	c.gate.writes.Store(0)
-	select {
-	case <-c.gate.kick: // commits during syncLog: this round copies them
-	default:
-	}
 	var busy, frames, copied int
 	if err := c.db.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &frames, &copied); err != nil {
 		c.behind = true

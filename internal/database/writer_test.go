@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -81,116 +80,74 @@ func TestCheckpointTruncatesLog(t *testing.T) {
 	}
 }
 
-// TestGateKicksAndHandsOver: the writer whose commit makes checkpointAfter
-// since the last round kicks the checkpointer and releases the gate (writers
-// that committed nothing never kick); only a writer that finds the
-// checkpointer waiting for the gate hands it over, and none once the
-// checkpointer stopped.
-func TestGateKicksAndHandsOver(t *testing.T) {
+// TestGateHandsOverAfterWrites: the writer whose commit makes
+// checkpointAfter since the last round does not release the gate but hands it
+// to the checkpointer; writers that committed nothing never do.
+func TestGateHandsOverAfterWrites(t *testing.T) {
 	ctx := context.Background()
 	g := newWriteGate()
-	g.kick = make(chan struct{}, 1)
 	g.handoff = make(chan struct{}, 1)
-	turn := func(wrote bool) {
-		t.Helper()
+	for i := range checkpointAfter - 1 {
 		if err := g.acquire(ctx); err != nil {
 			t.Fatal(err)
 		}
-		g.leave(wrote)
-	}
-	for i := range checkpointAfter - 1 {
-		turn(true)
-		if len(g.kick) != 0 {
-			t.Fatalf("kicked after %d writes, want %d", i+1, checkpointAfter)
+		g.leave(true)
+		if len(g.handoff) != 0 {
+			t.Fatalf("handed over after %d writes, want %d", i+1, checkpointAfter)
 		}
 	}
-	turn(false) // a rollback
-	if len(g.kick) != 0 {
-		t.Fatal("a writer that committed nothing kicked the checkpointer")
-	}
-	turn(true)
-	if len(g.kick) != 1 || len(g.handoff) != 0 {
-		t.Fatalf("after %d writes: %d kicks, %d handovers; want a kick and the gate released", checkpointAfter, len(g.kick), len(g.handoff))
-	}
-	turn(true) // the gate was released: it is free again
-
-	// The checkpointer waits for the gate: the next writer hands it over.
 	if err := g.acquire(ctx); err != nil {
 		t.Fatal(err)
 	}
-	g.want.Store(true)
+	g.leave(false) // a rollback
+	if len(g.handoff) != 0 {
+		t.Fatal("a writer that committed nothing handed over the gate")
+	}
+	if err := g.acquire(ctx); err != nil {
+		t.Fatal(err)
+	}
 	g.leave(true)
-	if len(g.handoff) != 1 || g.want.Load() {
-		t.Fatal("the writer leaving did not hand the gate to the waiting checkpointer")
+	select {
+	case <-g.handoff:
+	default:
+		t.Fatalf("no handover after %d writes", checkpointAfter)
 	}
 	short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
 	defer cancel()
 	if err := g.acquire(short); err == nil {
 		t.Fatal("the gate was free while the checkpointer held it")
 	}
-	<-g.handoff
 	g.release() // the checkpointer's round is over
-
 	if err := g.acquire(ctx); err != nil {
 		t.Fatal(err)
 	}
 	g.closed.Store(true)
-	g.want.Store(true)
+	g.writes.Store(checkpointAfter)
 	g.leave(true)
 	if len(g.handoff) != 0 {
 		t.Fatal("handed over to a stopped checkpointer")
 	}
 }
 
-// TestRoundSyncsLogBesideWriters: a round writes the log to disk before it
-// takes the gate, while a writer still holds it (the fsync used to run with
-// every writer queued behind the round), and takes the gate from that writer
-// when it leaves; the round then copies the log, and the next write starts it
-// over.
-func TestRoundSyncsLogBesideWriters(t *testing.T) {
+// TestLoopTakesHandoverWhileWaiting: a round of the clock that waits for the
+// gate takes it as well from a writer who hands it over (it once waited out
+// its 5 s timeout instead, with every writer queued behind).
+func TestLoopTakesHandoverWhileWaiting(t *testing.T) {
 	ctx := context.Background()
-	db := openFile(t, filepath.Join(t.TempDir(), "sync.db"))
-	c, g := db.ckpt, db.ckpt.gate
-	if _, err := db.SQL.ExecContext(ctx, "CREATE TABLE t (v TEXT)"); err != nil {
+	db := openFile(t, filepath.Join(t.TempDir(), "handover.db"))
+	g := db.ckpt.gate
+	if err := g.acquire(ctx); err != nil {
 		t.Fatal(err)
 	}
-	for range 8 {
-		if _, err := db.SQL.ExecContext(ctx, "INSERT INTO t VALUES (?)", strings.Repeat("x", 4<<10)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := g.acquire(ctx); err != nil { // a writer's turn
-		t.Fatal(err)
-	}
-	synced := c.synced.Load()
 	g.writes.Store(checkpointAfter - 1)
-	g.leave(true)                          // kicks the loop and releases the gate
-	if err := g.acquire(ctx); err != nil { // the next writer
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for c.synced.Load() == synced || !g.want.Load() {
-		if time.Now().After(deadline) {
-			g.release()
-			t.Fatalf("the round did not sync the log and wait for the gate while a writer held it (synced %d → %d)", synced, c.synced.Load())
-		}
-		runtime.Gosched()
-	}
-	g.leave(true)                          // hands the gate to the round
-	if err := g.acquire(ctx); err != nil { // after the round
-		t.Fatal(err)
+	time.Sleep(3 * checkpointEvery) // the loop's round now waits for the gate
+	g.leave(true)
+	short, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	if err := g.acquire(short); err != nil {
+		t.Fatalf("gate still held after the handover: %v", err)
 	}
 	g.release()
-	if _, err := db.SQL.ExecContext(ctx, "INSERT INTO t VALUES ('after')"); err != nil {
-		t.Fatal(err)
-	}
-	var busy, frames, copied int
-	if err := db.SQL.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &frames, &copied); err != nil {
-		t.Fatal(err)
-	}
-	if frames > 4 {
-		t.Fatalf("log holds %d pages after the round and one write; want it started over", frames)
-	}
 }
 
 // TestRoundWaitsBrieflyForReaders: a round over a long log waits for the
