@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -83,6 +84,27 @@ func requiredModules(root string) (map[string]required, error) {
 	return mods, nil
 }
 
+// download fetches module@version into the module cache and returns its
+// directory there.
+func download(root, module, version string) (string, error) {
+	cmd := exec.Command("go", "mod", "download", "-json", module+"@"+version)
+	cmd.Dir = root
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("%w: %s", err, bytes.TrimSpace(stderr.Bytes()))
+	}
+	var m struct{ Dir, Error string }
+	if err := json.Unmarshal(out, &m); err != nil {
+		return "", err
+	}
+	if m.Error != "" || m.Dir == "" {
+		return "", fmt.Errorf("go mod download: %s", m.Error)
+	}
+	return m.Dir, nil
+}
+
 // check compares each copy of the manifest with go.mod and the module cache
 // and returns what is wrong, one sentence per problem, each naming the file
 // and what to do.
@@ -108,8 +130,15 @@ func check(root, manifest string) ([]string, error) {
 			problems = append(problems, fmt.Sprintf("%s was copied from %s@%s but go.mod requires %s: %s", c.ours, c.module, c.version, m.version, redo))
 			continue
 		case m.dir == "":
-			problems = append(problems, fmt.Sprintf("%s: %s@%s is not in the module cache: run go mod download %s", c.ours, c.module, m.version, c.module))
-			continue
+			// A fresh machine has only the modules the build needed so
+			// far; the copy's module is fetched like any other.
+			dir, err := download(root, c.module, m.version)
+			if err != nil {
+				problems = append(problems, fmt.Sprintf("%s: %s@%s is not in the module cache and cannot be downloaded (%v): run go mod download %s", c.ours, c.module, m.version, err, c.module))
+				continue
+			}
+			m.dir = dir
+			mods[c.module] = m
 		}
 		sum, err := fileSum(filepath.Join(m.dir, filepath.FromSlash(c.path)))
 		if err != nil {
