@@ -11,8 +11,8 @@ import (
 // token, never a cookie, so credentials are not allowed and "*" is safe.
 const (
 	corsMethods = "GET, POST, PUT, DELETE, OPTIONS"
-	corsHeaders = "Authorization, Content-Type, X-Request-ID, If-Match, If-None-Match"
-	corsExpose  = "X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, X-Request-ID, Location, ETag"
+	corsHeaders = "Authorization, Content-Type, X-Request-ID, If-Match, If-None-Match, Idempotency-Key"
+	corsExpose  = "X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, X-Request-ID, Location, ETag, Idempotent-Replayed"
 )
 
 // cors answers preflight requests from allowed origins itself (the router

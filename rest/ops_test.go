@@ -172,7 +172,7 @@ func TestSecurityHeadersAndRequestID(t *testing.T) {
 func TestCORS(t *testing.T) {
 	const app, other = "https://app.example.com", "https://evil.example.com"
 	preflight := func(origin string) map[string]string {
-		return map[string]string{"Origin": origin, "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "authorization, content-type"}
+		return map[string]string{"Origin": origin, "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "authorization, content-type, idempotency-key"}
 	}
 	cases := []struct {
 		name     string
@@ -185,12 +185,12 @@ func TestCORS(t *testing.T) {
 	}{
 		{name: "preflight from an allowed origin", origins: []string{app + "/"}, method: "OPTIONS", headers: preflight(app), status: 204,
 			want: map[string]string{"Access-Control-Allow-Origin": app, "Access-Control-Allow-Methods": "GET, POST, PUT, DELETE, OPTIONS",
-				"Access-Control-Allow-Headers": "Authorization, Content-Type, X-Request-ID, If-Match, If-None-Match", "Access-Control-Allow-Credentials": ""}},
+				"Access-Control-Allow-Headers": "Authorization, Content-Type, X-Request-ID, If-Match, If-None-Match, Idempotency-Key", "Access-Control-Allow-Credentials": ""}},
 		{name: "preflight from another origin", origins: []string{app}, method: "OPTIONS", headers: preflight(other), status: 405,
 			want: map[string]string{"Access-Control-Allow-Origin": ""}},
 		{name: "request from an allowed origin", origins: []string{app}, method: "GET", headers: map[string]string{"Origin": app}, status: 200,
 			want: map[string]string{"Access-Control-Allow-Origin": app,
-				"Access-Control-Expose-Headers": "X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, X-Request-ID, Location, ETag"}},
+				"Access-Control-Expose-Headers": "X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, X-Request-ID, Location, ETag, Idempotent-Replayed"}},
 		{name: "request from another origin", origins: []string{app}, method: "GET", headers: map[string]string{"Origin": other}, status: 200,
 			want: map[string]string{"Access-Control-Allow-Origin": "", "Vary": "Origin"}},
 		{name: "any origin", origins: []string{"*"}, method: "GET", headers: map[string]string{"Origin": other}, status: 200,
