@@ -76,6 +76,7 @@ func NewServer(svc *service.Service, opts Options) http.Handler {
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](queryCacheSize))
 	srv.SetParserTokenLimit(parserTokenLimit)
 	srv.SetValidationRulesFn(operationRules)
+	srv.Use(variableDepth{}) // before gqlgen coerces the variables
 	srv.Use(queriesOverGET{})
 	srv.Use(pageDefaults{schema: es.Schema(), memo: new(serial.Memo[*defaulted])}) // before what keys on the operation
 	srv.Use(serial.FieldsCache{})

@@ -215,10 +215,7 @@ func (s *socket) admit(data []byte) (pass bool, _ error) {
 	var m clientMessage
 	err := json.Unmarshal(data, &m)
 	if !s.strict {
-		if err == nil && m.Type == "start" {
-			return s.authorize(m.ID)
-		}
-		return true, nil
+		return s.admitLegacy(m, err)
 	}
 	if m.Type == "subscribe" && err == nil {
 		if pass, err := s.admitSubscribe(m); !pass {
@@ -249,8 +246,57 @@ func (s *socket) admit(data []byte) (pass bool, _ error) {
 	case "complete":
 		delete(s.active, m.ID)
 	case "ping", "pong":
+		if !s.inited {
+			// The protocol allows them at any time; gqlgen's wait for
+			// connection_init would close 1002 on them.
+			if m.Type == "ping" {
+				_ = s.conn.WriteJSON(struct {
+					Type string `json:"type"`
+				}{"pong"})
+			}
+			return false, nil
+		}
 	default:
 		return false, s.closeLocked(closeBadRequest, "Invalid message received")
+	}
+	return true, nil
+}
+
+// admitLegacy checks one message of the legacy graphql-ws protocol
+// (subscriptions-transport-ws, also spoken when the client names no
+// subprotocol): connection_init ends the wait for it, and a start runs
+// only with an id not in use and a token that still holds. gqlgen would
+// replace a running operation of the same id in its table and leave it
+// streaming, unreached by stop, holding a stream slot: the connection is
+// closed 4409 instead, as on graphql-transport-ws. Other messages go to
+// gqlgen as they are (it has no close codes of its own for them).
+func (s *socket) admitLegacy(m clientMessage, decodeErr error) (pass bool, _ error) {
+	if decodeErr != nil {
+		return true, nil
+	}
+	switch m.Type {
+	case "connection_init":
+		s.mu.Lock()
+		s.inited = true
+		s.timer.Stop()
+		s.mu.Unlock()
+	case "start":
+		s.mu.Lock()
+		if _, taken := s.active[m.ID]; taken {
+			defer s.mu.Unlock()
+			return false, s.closeLocked(closeSubscriberTaken, fmt.Sprintf("Subscriber for %s already exists", m.ID))
+		}
+		s.mu.Unlock()
+		if pass, err := s.authorize(m.ID); !pass {
+			return false, err
+		}
+		s.mu.Lock()
+		s.active[m.ID] = struct{}{}
+		s.mu.Unlock()
+	case "stop":
+		s.mu.Lock()
+		delete(s.active, m.ID)
+		s.mu.Unlock()
 	}
 	return true, nil
 }

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -181,5 +182,28 @@ func TestLogsAreRedactedJSON(t *testing.T) {
 	}
 	if t.Failed() || testing.Verbose() {
 		t.Logf("log:\n%s", out)
+	}
+}
+
+// TestNothingLoggedBeforeMain: no package writes to stderr while the
+// program initialises, before the server's logger is set up (the metrics
+// library up to v1.44 logged a raw "INFO: metrics: disable exposing PSI
+// metrics" line there on hosts without /sys/fs/cgroup/cpu.pressure). The
+// test binary initialises the same packages as the server: run again with
+// only this test selected, which then does nothing, it must write nothing
+// to stderr.
+func TestNothingLoggedBeforeMain(t *testing.T) {
+	if os.Getenv("ITEMSVC_INIT_ONLY") != "" {
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestNothingLoggedBeforeMain$")
+	cmd.Env = append(os.Environ(), "ITEMSVC_INIT_ONLY=1")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	if stderr.Len() > 0 {
+		t.Fatalf("written to stderr before main:\n%s", stderr.String())
 	}
 }
