@@ -2,6 +2,7 @@ package database
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -59,6 +60,84 @@ func TestTransactionStatementsPrepared(t *testing.T) {
 			v, err := db.Client.Setting.Get(ctx, "event_seq")
 			if err != nil || v.Value != "3" {
 				t.Fatalf("event_seq = %v (%v), want 3", v, err)
+			}
+		})
+	}
+}
+
+// TestTransactionEndsWithItsContext: statements of a SQLite transaction run
+// without the driver's per-statement watcher (preparedTx), yet a context
+// that has ended still stops the transaction at its next step, and what it
+// wrote before is rolled back.
+func TestTransactionEndsWithItsContext(t *testing.T) {
+	const update = "UPDATE `settings` SET `value` = ? WHERE `id` = ?"
+	cases := []struct {
+		name string
+		// cancelAfter: statements run before the context is cancelled
+		// (-1: cancelled before the transaction begins).
+		cancelAfter int
+	}{
+		{"ended before begin", -1},
+		{"ended before the first statement", 0},
+		{"ended between statements", 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			base := privacy.DecisionContext(context.Background(), privacy.Allow)
+			db, err := Open(base, "sqlite:"+t.TempDir()+"/db.sqlite")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			if _, err := db.Migrate(base); err != nil {
+				t.Fatal(err)
+			}
+			before, err := db.Client.Setting.Get(base, "event_seq")
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(base)
+			defer cancel()
+			if tc.cancelAfter < 0 {
+				cancel()
+				if _, err := db.Client.Tx(ctx); !errors.Is(err, context.Canceled) {
+					t.Fatalf("begin: %v, want context.Canceled", err)
+				}
+			} else {
+				tx, err := db.Client.Tx(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := 0; ; i++ {
+					if i == tc.cancelAfter {
+						cancel()
+					}
+					_, err := tx.Client().ExecContext(ctx, update, "changed", "event_seq")
+					if i < tc.cancelAfter && err != nil {
+						t.Fatalf("statement %d: %v", i, err)
+					}
+					if i >= tc.cancelAfter {
+						if !errors.Is(err, context.Canceled) {
+							t.Fatalf("statement %d after the end: %v, want context.Canceled", i, err)
+						}
+						break
+					}
+				}
+				if err := tx.Rollback(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			after, err := db.Client.Setting.Get(base, "event_seq")
+			if err != nil || after.Value != before.Value {
+				t.Fatalf("value %q (%v), want %q kept", after.Value, err, before.Value)
+			}
+			// The write gate was left: the next transaction starts.
+			tx, err := db.Client.Tx(base)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := tx.Rollback(); err != nil {
+				t.Fatal(err)
 			}
 		})
 	}
