@@ -19,4 +19,24 @@ func bindUsers(g *gin.RouterGroup, svc *service.Service) {
 		}
 		renderData(c, http.StatusOK, resource.NewUser(u))
 	})
+	// Every user, for admins (an owner picker, an audit); 403 for others.
+	g.GET("/users", func(c *gin.Context) {
+		page, limit, err := service.ParsePageParams(c.Request.URL.Query())
+		if err != nil {
+			renderError(c, err)
+			return
+		}
+		res, err := svc.ListUsers(c.Request.Context(), page, limit)
+		if err != nil {
+			renderError(c, err)
+			return
+		}
+		users := make([]resource.User, len(res.Users))
+		for i, u := range res.Users {
+			users[i] = resource.NewUser(u)
+		}
+		renderPage(c, users, pagination{
+			Page: page, Limit: limit, Total: res.Total, Pages: service.Pages(res.Total, limit),
+		})
+	})
 }

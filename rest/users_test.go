@@ -1,0 +1,56 @@
+package rest_test
+
+import (
+	"testing"
+
+	"github.com/acme/itemsvc/internal/testutil"
+)
+
+// TestListUsers: GET /v1/users lists every user, oldest first, to admins,
+// paged like the other lists; anyone else is refused.
+func TestListUsers(t *testing.T) {
+	env := testutil.New(t) // an admin, then Alice, then Bob
+	admin, alice, bob := env.Admin, env.Alice, env.Bob
+	ids := func(t *testing.T, r *testutil.Response) []string {
+		t.Helper()
+		var users []struct{ ID, Email, Role string }
+		r.Data(t, &users)
+		out := make([]string, len(users))
+		for i, u := range users {
+			out[i] = u.ID
+		}
+		return out
+	}
+	want := func(want ...string) func(*testing.T, *testutil.Response) {
+		return func(t *testing.T, r *testutil.Response) {
+			t.Helper()
+			got := ids(t, r)
+			if len(got) != len(want) {
+				t.Fatalf("users %v, want %v", got, want)
+			}
+			for i := range want {
+				if got[i] != want[i] {
+					t.Fatalf("users %v, want %v", got, want)
+				}
+			}
+		}
+	}
+	testutil.Run(t, env, []testutil.Scenario{
+		{Name: "admin lists everyone, oldest first", Method: "GET", Path: "/v1/users", Token: admin.Token, Status: 200,
+			Contains: []string{`"pagination":{"page":1,"limit":20,"total":3,"pages":1}`, `"role":"admin"`, `"email":"alice@example.com"`},
+			Check:    want(admin.UserID, alice.UserID, bob.UserID)},
+		{Name: "a page of two", Method: "GET", Path: "/v1/users?limit=2", Token: admin.Token, Status: 200,
+			Contains: []string{`"pagination":{"page":1,"limit":2,"total":3,"pages":2}`}, Check: want(admin.UserID, alice.UserID)},
+		{Name: "the second page", Method: "GET", Path: "/v1/users?limit=2&page=2", Token: admin.Token, Status: 200,
+			Contains: []string{`"pagination":{"page":2,"limit":2,"total":3,"pages":2}`}, Check: want(bob.UserID)},
+		{Name: "past the last page", Method: "GET", Path: "/v1/users?page=9", Token: admin.Token, Status: 200,
+			Contains: []string{`"data":[]`, `"total":3`}},
+		{Name: "limit over 100", Method: "GET", Path: "/v1/users?limit=101", Token: admin.Token, Status: 400,
+			Code: "VALIDATION_ERROR", Contains: []string{`"field":"limit"`}},
+		{Name: "page 0", Method: "GET", Path: "/v1/users?page=0", Token: admin.Token, Status: 400,
+			Code: "VALIDATION_ERROR", Contains: []string{`"field":"page"`}},
+		{Name: "a user is refused", Method: "GET", Path: "/v1/users", Token: alice.Token, Status: 403, Code: "PERMISSION_DENIED"},
+		{Name: "no token", Method: "GET", Path: "/v1/users", Status: 401, Code: "UNAUTHORIZED"},
+		{Name: "POST is not a method of the list", Method: "POST", Path: "/v1/users", Token: admin.Token, Body: map[string]any{}, Status: 405, Code: "METHOD_NOT_ALLOWED"},
+	})
+}
