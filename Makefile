@@ -5,9 +5,10 @@ PKGS    ?= ./...
 
 .PHONY: run test build generate migration lint fuzz bench clean e2e openapi-lint
 
-## run: start the server on the embedded SQLite database (data/app.db)
+## run: start the server on the embedded SQLite database (data/app.db), on
+## 127.0.0.1:8080 (ADDR=:8080 make run listens on every interface)
 run:
-	$(GO) run ./cmd/server serve
+	ADDR=$${ADDR:-127.0.0.1:8080} $(GO) run ./cmd/server serve
 
 ## test: run every test (SQLite; PostgreSQL and Redis too when TEST_DATABASE_URL / TEST_REDIS_URL are set)
 test:

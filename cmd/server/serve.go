@@ -57,6 +57,9 @@ func serveWith(ctx context.Context, args []string, stderr io.Writer, hooks serve
 	if key != "" {
 		fmt.Fprintf(stderr, "\nFirst start: created the admin user admin@localhost with this API key.\n"+
 			"It is shown only now; keep it safe:\n\n    %s\n\n", key)
+	} else {
+		// The first start's key is shown once; say how to get another.
+		log.Info("users exist: no API key is shown; make one with `server keys create --email you@example.com --name You --admin` (from the source tree: go run ./cmd/server keys create …)")
 	}
 
 	a.Start(ctx)
