@@ -121,7 +121,7 @@ func render(ctx context.Context, length int, omitPanicHandler, nonNull bool,
 	failed, null := false, false
 	for i := range length {
 		l.arena.reset()
-		if l.elem == nil || l.used.Load() {
+		if l.elem == nil || l.used.Load() || noReuse {
 			// The last element's contexts may be held by what used them.
 			l.elem, l.children = new(element), make([]child, 1)
 			l.used.Store(false)
@@ -164,6 +164,9 @@ func render(ctx context.Context, length int, omitPanicHandler, nonNull bool,
 // fields are shared, FieldsCache), so none of its fields is deferred, and
 // nothing resolved for an element is used once the element is written.
 func rendering(ctx context.Context) bool {
+	if noRender {
+		return false
+	}
 	if renderedList(ctx) != nil {
 		return true // a list within an element of a rendered list
 	}
@@ -302,7 +305,7 @@ func freeChild(ctx context.Context) (*child, *list) {
 // no arguments (they would be the field's own).
 func (l *list) fromTemplate(ch *child, object string, field graphql.CollectedField) bool {
 	t := l.template
-	if t == nil || t.Object != object || t.Field.Field != field.Field || t.Args != nil {
+	if noTemplate || t == nil || t.Object != object || t.Field.Field != field.Field || t.Args != nil {
 		return false
 	}
 	ch.fc = graphql.FieldContext{
@@ -461,9 +464,9 @@ type Fields struct {
 // arena.
 func NewFields(ctx context.Context, n int) Fields {
 	var o *object
-	if l := renderedList(ctx); l != nil && n < len(sizedObjects) {
+	if l := renderedList(ctx); l != nil && n < len(sizedObjects) && !noArena {
 		o = l.arena.take(n)
-	} else if n < len(sizedObjects) {
+	} else if n < len(sizedObjects) && !noSized {
 		o = sizedObjects[n]()
 	} else {
 		o = &object{values: make([]graphql.Marshaler, n)}
@@ -538,6 +541,9 @@ const maxPooled = 64 << 10
 // POST transport the whole response. Give what it ends up holding back
 // with Release once nothing reads it, or let the garbage collector have it.
 func Buffer() *bytes.Buffer {
+	if noPool {
+		return new(bytes.Buffer)
+	}
 	return buffers.Get().(*bytes.Buffer)
 }
 
@@ -553,6 +559,9 @@ func Release(data []byte) {
 // releaseBuffer empties buf and returns it to the pool, unless it grew
 // past maxPooled.
 func releaseBuffer(buf *bytes.Buffer) {
+	if noPool {
+		return
+	}
 	if buf.Cap() > maxPooled {
 		return
 	}

@@ -137,7 +137,12 @@ const Marker = "SerialFastPaths"
 // Rewrite rewrites the generated executor files srcs (by base name) and
 // returns the rewritten sources, what was rewritten, and a *MissError if any
 // candidate site was missed (the sources are then not to be written).
-func Rewrite(srcs map[string][]byte, schema *gqlast.Schema) (map[string][]byte, Report, error) {
+//
+// The kinds in skip are not applied, nor expected (a kind that another
+// one is part of goes with it: NonNullList with List, ScalarRef with
+// Scalar, InPlace with Object); they serve to measure what each kind buys.
+func Rewrite(srcs map[string][]byte, schema *gqlast.Schema, skip ...Kind) (map[string][]byte, Report, error) {
+	off := skipped(skip)
 	names := make([]string, 0, len(srcs))
 	for name := range srcs {
 		names = append(names, name)
@@ -164,8 +169,11 @@ func Rewrite(srcs map[string][]byte, schema *gqlast.Schema) (map[string][]byte, 
 				continue
 			}
 			want := candidates(fn, schema, identities)
-			got := rewriteFunc(fn, schema, identities)
+			got := rewriteFunc(fn, schema, identities, off)
 			for _, k := range Kinds {
+				if off[k] {
+					continue
+				}
 				if got[k] > 0 {
 					report[k] = append(report[k], names[i]+": "+fn.Name.Name)
 					changed = true
@@ -199,7 +207,7 @@ func Rewrite(srcs map[string][]byte, schema *gqlast.Schema) (map[string][]byte, 
 		out[names[i]] = src
 	}
 	for _, k := range Kinds {
-		if len(report[k]) == 0 {
+		if len(report[k]) == 0 && !off[k] {
 			missed.Empty = append(missed.Empty, k)
 		}
 		sort.Strings(report[k])
@@ -208,6 +216,19 @@ func Rewrite(srcs map[string][]byte, schema *gqlast.Schema) (map[string][]byte, 
 		return nil, report, missed
 	}
 	return out, report, nil
+}
+
+// skipped is the set of kinds skip leaves out, with the kinds that are
+// part of them.
+func skipped(skip []Kind) map[Kind]bool {
+	off := map[Kind]bool{}
+	for _, k := range skip {
+		off[k] = true
+	}
+	off[NonNullList] = off[NonNullList] || off[List]
+	off[ScalarRef] = off[ScalarRef] || off[Scalar]
+	off[InPlace] = off[InPlace] || off[Object]
+	return off
 }
 
 // marker is the source of the Marker method.
@@ -234,19 +255,24 @@ func declaresType(f *ast.File, name string) bool {
 
 // rewriteFunc applies every rewrite to fn and returns how many sites of
 // each kind it rewrote (one at most for the kinds of whole functions).
-func rewriteFunc(fn *ast.FuncDecl, schema *gqlast.Schema, identities map[string]bool) map[Kind]int {
+func rewriteFunc(fn *ast.FuncDecl, schema *gqlast.Schema, identities map[string]bool, off map[Kind]bool) map[Kind]int {
 	got := map[Kind]int{}
-	if ok, byRef := plainScalar(fn, schema, identities); ok {
+	if off[Scalar] {
+		// left to gqlgen
+	} else if ok, byRef := plainScalar(fn, schema, identities, !off[ScalarRef]); ok {
 		got[Scalar], got[ScalarRef] = 1, one(byRef)
-	} else if plainObject(fn, schema) {
+	}
+	if got[Scalar] == 0 && !off[ObjectField] && plainObject(fn, schema) {
 		got[ObjectField] = 1
 	}
 	concurrent := callsMethod(fn.Body, "out", "Concurrently")
-	if objectTail(fn) {
+	if !off[Object] && objectTail(fn, !off[InPlace]) {
 		got[Object] = 1
 		got[InPlace] = one(concurrent && !rootType(fn.Name.Name[1:]) && !callsMethod(fn.Body, "out", "Concurrently"))
 	}
-	got[Buffer] = responseBuffers(fn.Body)
+	if !off[Buffer] {
+		got[Buffer] = responseBuffers(fn.Body)
+	}
 	nonNull := nonNullLists(fn)
 	ast.Inspect(fn.Body, func(node ast.Node) bool {
 		call, ok := node.(*ast.CallExpr)
@@ -254,15 +280,15 @@ func rewriteFunc(fn *ast.FuncDecl, schema *gqlast.Schema, identities map[string]
 			return true
 		}
 		if sel, ok := call.Fun.(*ast.SelectorExpr); ok {
-			if pkg, ok := sel.X.(*ast.Ident); ok && pkg.Name == "graphql" && sel.Sel.Name == "MarshalSliceConcurrently" {
+			if pkg, ok := sel.X.(*ast.Ident); ok && !off[List] && pkg.Name == "graphql" && sel.Sel.Name == "MarshalSliceConcurrently" {
 				pkg.Name, sel.Sel.Name = "serial", "MarshalSlice"
 				got[List]++
-				if nonNull[call] {
+				if nonNull[call] && !off[NonNullList] {
 					sel.Sel.Name = "MarshalNonNullSlice"
 					got[NonNullList]++
 				}
 			}
-			if pkg, ok := sel.X.(*ast.Ident); ok && pkg.Name == "graphql" && sel.Sel.Name == "CollectFields" {
+			if pkg, ok := sel.X.(*ast.Ident); ok && !off[Collect] && pkg.Name == "graphql" && sel.Sel.Name == "CollectFields" {
 				pkg.Name = "serial"
 				got[Collect]++
 			}
@@ -449,7 +475,7 @@ func callsAnyMethod(body *ast.BlockStmt, name string) bool {
 // dir, so that neither drifts from the other. On a miss, nothing in dir is
 // rewritten: it keeps gqlgen's own output, and the snapshot is the output
 // the rewrite is to be brought up to (its tests then show the misses).
-func Dir(dir, snapshot string, schema *gqlast.Schema) (Report, error) {
+func Dir(dir, snapshot string, schema *gqlast.Schema, skip ...Kind) (Report, error) {
 	paths, err := filepath.Glob(filepath.Join(dir, "*.go"))
 	if err != nil {
 		return nil, err
@@ -480,7 +506,7 @@ func Dir(dir, snapshot string, schema *gqlast.Schema) (Report, error) {
 			return nil, err
 		}
 	}
-	out, report, err := Rewrite(srcs, schema)
+	out, report, err := Rewrite(srcs, schema, skip...)
 	if err != nil {
 		return report, err
 	}
@@ -653,7 +679,7 @@ func plainResolve(fn *ast.FuncDecl) (call *ast.CallExpr, value string, method bo
 // argument builds the field's whole path first; and serial.Object writes
 // the same JSON as the FieldSet without its per-object map and per-field
 // copies. It reports whether it rewrote fn.
-func objectTail(fn *ast.FuncDecl) bool {
+func objectTail(fn *ast.FuncDecl, resolveInPlace bool) bool {
 	if fn.Recv == nil || fn.Body == nil || !strings.HasPrefix(fn.Name.Name, "_") || strings.Contains(fn.Name.Name[1:], "_") {
 		return false
 	}
@@ -675,7 +701,7 @@ func objectTail(fn *ast.FuncDecl) bool {
 	// An object whose values are in a serial.Fields is written from the
 	// allocation that holds them.
 	fieldsObject := &ast.ReturnStmt{Results: []ast.Expr{invoke(dot("out", "Object"), ast.NewIdent("fields"))}}
-	if fn.Name.Name != "_Query" && fn.Name.Name != "_Mutation" && fn.Name.Name != "_Subscription" && inPlace(fn.Body) {
+	if fn.Name.Name != "_Query" && fn.Name.Name != "_Mutation" && fn.Name.Name != "_Subscription" && resolveInPlace && inPlace(fn.Body) {
 		// The object's resolver fields now resolve in the loop too.
 		for _, st := range list {
 			if declares(st, "out") {
@@ -1025,7 +1051,7 @@ func isSelector(e ast.Expr, x, name string) bool {
 // model's own code and does not panic, but if it did, the panic would be
 // recovered by the list element's or the operation's guard, not the
 // field's.
-func plainScalar(fn *ast.FuncDecl, schema *gqlast.Schema, identities map[string]bool) (ok, byRef bool) {
+func plainScalar(fn *ast.FuncDecl, schema *gqlast.Schema, identities map[string]bool, refs bool) (ok, byRef bool) {
 	fd := schemaField(fn, schema)
 	if fd == nil {
 		return false, false
@@ -1051,8 +1077,9 @@ func plainScalar(fn *ast.FuncDecl, schema *gqlast.Schema, identities map[string]
 	// one line rather than where the dropped arguments were.
 	ref := &ast.UnaryExpr{Op: token.AND, X: dot("obj", value)}
 	var result ast.Expr
-	switch marshaller(call.Args[6]) {
-	case "marshalNString2string", "marshalNID2string":
+	switch m := marshaller(call.Args[6]); {
+	case !refs:
+	case m == "marshalNString2string" || m == "marshalNID2string":
 		if objPointer(fn) {
 			result = invoke(dot("serial", "String"), ref)
 		}
@@ -1068,7 +1095,7 @@ func plainScalar(fn *ast.FuncDecl, schema *gqlast.Schema, identities map[string]
 				result = invoke(dot("serial", "Enum"), ref)
 			}
 		}
-	case "marshalNTime2timeᚐTime":
+	case m == "marshalNTime2timeᚐTime":
 		if objPointer(fn) {
 			result = invoke(dot("serial", "Time"), ast.NewIdent("ctx"), ast.NewIdent("field"), ref, call.Args[6])
 		}
