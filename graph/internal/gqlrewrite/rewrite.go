@@ -1,11 +1,7 @@
 // Package gqlrewrite rewrites the hot paths of gqlgen's generated executor
 // (graph/generated) onto package graph/serial, which says why for each:
-//   - every list of objects marshalled by serial.MarshalSlice (or
-//     serial.MarshalNonNullSlice, for non-null elements) instead of
-//     graphql.MarshalSliceConcurrently, each object's values made by
-//     serial.NewFields in the context of the object, so that a list of an
-//     operation without directives is written as it is resolved, reusing
-//     what one element is made of for the next;
+//   - every list of objects marshalled by serial.MarshalSlice instead of
+//     graphql.MarshalSliceConcurrently, on the calling goroutine;
 //   - every scalar field read straight from its object by serial.Value
 //     instead of graphql.ResolveField, and strings, times and enums of a
 //     loaded object through a pointer to them (serial.String, serial.Time,
@@ -17,8 +13,10 @@
 //     gqlgen's FieldSet, with the deferred-fragment bookkeeping done only
 //     when a fragment can be deferred, and no FieldSet at all for an object
 //     whose fields all resolve in place (serial.Fields);
-//   - fields collected through serial.CollectFields, the response's data
-//     written into a pooled buffer (serial.Buffer).
+//   - the response's data written into a pooled buffer (serial.Buffer).
+//
+// docs/ablation.md measures what each kind buys; the kinds that bought less
+// than 3% of GraphQL list throughput were removed.
 //
 // gqlgen has no option for this: its exec template marshals every list of
 // non-scalars with one goroutine per element, and worker_limit only bounds
@@ -47,7 +45,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	gqlast "github.com/vektah/gqlparser/v2/ast"
@@ -63,11 +60,6 @@ type Kind string
 const (
 	// List: a graphql.MarshalSliceConcurrently call, into serial.MarshalSlice.
 	List Kind = "list"
-	// NonNullList: a list of non-null elements (`ret := …` then `for _, e
-	// := range ret { if e == graphql.Null …`), into serial.MarshalNonNullSlice.
-	NonNullList Kind = "non-null list"
-	// Collect: a graphql.CollectFields call, into serial.CollectFields.
-	Collect Kind = "collect fields"
 	// Buffer: the `var buf bytes.Buffer; data.MarshalGQL(&buf)` of an Exec,
 	// into serial.Buffer.
 	Buffer Kind = "response buffer"
@@ -92,7 +84,7 @@ const (
 )
 
 // Kinds lists every kind, in the order of a report.
-var Kinds = []Kind{List, NonNullList, Collect, Buffer, Scalar, ScalarRef, ObjectField, Object, InPlace}
+var Kinds = []Kind{List, Buffer, Scalar, ScalarRef, ObjectField, Object, InPlace}
 
 // exceptions are the candidates the rewrite leaves alone on purpose, by
 // "function kind", with the reason.
@@ -139,8 +131,8 @@ const Marker = "SerialFastPaths"
 // candidate site was missed (the sources are then not to be written).
 //
 // The kinds in skip are not applied, nor expected (a kind that another
-// one is part of goes with it: NonNullList with List, ScalarRef with
-// Scalar, InPlace with Object); they serve to measure what each kind buys.
+// one is part of goes with it: ScalarRef with Scalar, InPlace with Object);
+// they serve to measure what each kind buys (docs/ablation.md).
 func Rewrite(srcs map[string][]byte, schema *gqlast.Schema, skip ...Kind) (map[string][]byte, Report, error) {
 	off := skipped(skip)
 	names := make([]string, 0, len(srcs))
@@ -157,10 +149,10 @@ func Rewrite(srcs map[string][]byte, schema *gqlast.Schema, skip ...Kind) (map[s
 		}
 		files[i] = f
 	}
-	identities := identityMarshallers(files)
 	out := map[string][]byte{}
 	report := Report{}
 	missed := &MissError{}
+	identities := identityMarshallers(files)
 	for i, f := range files {
 		changed := false
 		for _, decl := range f.Decls {
@@ -225,7 +217,6 @@ func skipped(skip []Kind) map[Kind]bool {
 	for _, k := range skip {
 		off[k] = true
 	}
-	off[NonNullList] = off[NonNullList] || off[List]
 	off[ScalarRef] = off[ScalarRef] || off[Scalar]
 	off[InPlace] = off[InPlace] || off[Object]
 	return off
@@ -273,7 +264,6 @@ func rewriteFunc(fn *ast.FuncDecl, schema *gqlast.Schema, identities map[string]
 	if !off[Buffer] {
 		got[Buffer] = responseBuffers(fn.Body)
 	}
-	nonNull := nonNullLists(fn)
 	ast.Inspect(fn.Body, func(node ast.Node) bool {
 		call, ok := node.(*ast.CallExpr)
 		if !ok {
@@ -283,14 +273,6 @@ func rewriteFunc(fn *ast.FuncDecl, schema *gqlast.Schema, identities map[string]
 			if pkg, ok := sel.X.(*ast.Ident); ok && !off[List] && pkg.Name == "graphql" && sel.Sel.Name == "MarshalSliceConcurrently" {
 				pkg.Name, sel.Sel.Name = "serial", "MarshalSlice"
 				got[List]++
-				if nonNull[call] && !off[NonNullList] {
-					sel.Sel.Name = "MarshalNonNullSlice"
-					got[NonNullList]++
-				}
-			}
-			if pkg, ok := sel.X.(*ast.Ident); ok && !off[Collect] && pkg.Name == "graphql" && sel.Sel.Name == "CollectFields" {
-				pkg.Name = "serial"
-				got[Collect]++
 			}
 		}
 		return true
@@ -321,28 +303,11 @@ func rootType(name string) bool {
 func candidates(fn *ast.FuncDecl, schema *gqlast.Schema, identities map[string]bool) map[Kind]int {
 	want := map[Kind]int{}
 	ast.Inspect(fn.Body, func(n ast.Node) bool {
-		switch n := n.(type) {
-		case *ast.SelectorExpr:
-			switch n.Sel.Name {
-			case "MarshalSliceConcurrently":
-				want[List]++
-			case "CollectFields":
-				want[Collect]++
-			}
-		case *ast.RangeStmt:
-			// A list of non-null elements turns null if one is.
-			ast.Inspect(n.Body, func(n ast.Node) bool {
-				if b, ok := n.(*ast.BinaryExpr); ok && b.Op == token.EQL {
-					if sel, ok := b.Y.(*ast.SelectorExpr); ok && sel.Sel.Name == "Null" {
-						want[NonNullList]++
-					}
-				}
-				return true
-			})
+		if sel, ok := n.(*ast.SelectorExpr); ok && sel.Sel.Name == "MarshalSliceConcurrently" {
+			want[List]++
 		}
 		return true
 	})
-	want[NonNullList] = min(want[NonNullList], want[List])
 	want[Buffer] = bufferSites(fn.Body)
 	if fn.Recv == nil || !strings.HasPrefix(fn.Name.Name, "_") || strings.HasPrefix(fn.Name.Name, "___") {
 		return want // gqlgen's introspection types: rewritten where they match, never required
@@ -520,49 +485,6 @@ func Dir(dir, snapshot string, schema *gqlast.Schema, skip ...Kind) (Report, err
 	return report, nil
 }
 
-// nonNullLists returns the graphql.MarshalSliceConcurrently calls of fn
-// that marshal a list of non-null elements: the generated function then
-// answers null for the list when an element is null,
-//
-//	ret := graphql.MarshalSliceConcurrently(…)
-//	for _, e := range ret {
-//		if e == graphql.Null {
-//			return graphql.Null
-//		}
-//	}
-//
-// which serial.MarshalNonNullSlice answers for.
-func nonNullLists(fn *ast.FuncDecl) map[*ast.CallExpr]bool {
-	calls := map[*ast.CallExpr]bool{}
-	if fn.Body != nil {
-		var list *ast.CallExpr
-		for _, st := range fn.Body.List {
-			if as, ok := st.(*ast.AssignStmt); ok && len(as.Lhs) == 1 && isIdent(as.Lhs[0], "ret") && len(as.Rhs) == 1 {
-				if call, ok := as.Rhs[0].(*ast.CallExpr); ok && isSelector(call.Fun, "graphql", "MarshalSliceConcurrently") {
-					list = call
-				}
-			}
-			if r, ok := st.(*ast.RangeStmt); ok && list != nil && isIdent(r.X, "ret") && nullCheck(r.Body) {
-				calls[list] = true
-			}
-		}
-	}
-	return calls
-}
-
-// nullCheck reports whether body is `if e == graphql.Null {…}`.
-func nullCheck(body *ast.BlockStmt) bool {
-	if len(body.List) != 1 {
-		return false
-	}
-	ifs, ok := body.List[0].(*ast.IfStmt)
-	if !ok {
-		return false
-	}
-	cond, ok := ifs.Cond.(*ast.BinaryExpr)
-	return ok && cond.Op == token.EQL && isIdent(cond.X, "e") && isSelector(cond.Y, "graphql", "Null")
-}
-
 // plainObject rewrites the body of a generated field function
 // `_Type_field(ctx, field, obj)` whose value is an object read straight
 // from obj, with no directive (an edge's node, a connection's page info):
@@ -584,10 +506,8 @@ func plainObject(fn *ast.FuncDecl, schema *gqlast.Schema) bool {
 	if call == nil || method {
 		return false
 	}
-	name := fn.Name.Name[1:]
-	object := &ast.BasicLit{Kind: token.STRING, Value: strconv.Quote(name[:strings.LastIndex(name, "_")])}
 	fn.Body.List[0].(*ast.ReturnStmt).Results[0] = invoke(dot("serial", "Field"),
-		call.Args[0], call.Args[1], call.Args[2], object, call.Args[3],
+		call.Args[0], call.Args[1], call.Args[2], call.Args[3],
 		dot("obj", value),
 		call.Args[6], call.Args[7])
 	return true
