@@ -19,6 +19,8 @@ import (
 	"flag"
 	"log"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/99designs/gqlgen/api"
 	"github.com/99designs/gqlgen/codegen/config"
@@ -32,11 +34,31 @@ const snapshot = "graph/internal/gqlrewrite/testdata/gqlgen"
 // rewrite is on or off: -rewrite, GQLGEN_REWRITE.
 var rewrite string
 
+// skip lists kinds of rewrite to leave out (gqlrewrite.Kinds' names,
+// comma-separated): -skip, GQLGEN_REWRITE_SKIP. It serves to measure what
+// each kind buys (docs/ablation.md); the committed choice skips none.
+var skip string
+
 func main() {
 	flag.StringVar(&rewrite, "rewrite", "on", "rewrite the executor onto graph/serial: on or off (GQLGEN_REWRITE overrides)")
+	flag.StringVar(&skip, "skip", "", "kinds of rewrite to leave out, comma-separated (GQLGEN_REWRITE_SKIP overrides)")
 	flag.Parse()
 	if env := os.Getenv("GQLGEN_REWRITE"); env != "" {
 		rewrite = env
+	}
+	if env := os.Getenv("GQLGEN_REWRITE_SKIP"); env != "" {
+		skip = env
+	}
+	var kinds []gqlrewrite.Kind
+	for _, name := range strings.Split(skip, ",") {
+		if name = strings.TrimSpace(name); name == "" {
+			continue
+		}
+		k := gqlrewrite.Kind(name)
+		if !slices.Contains(gqlrewrite.Kinds, k) {
+			log.Fatalf("gqlgen: skip %q: not a kind of rewrite (%q)", name, gqlrewrite.Kinds)
+		}
+		kinds = append(kinds, k)
 	}
 	cfg, err := config.LoadConfigFromDefaultLocations()
 	if err != nil {
@@ -53,7 +75,7 @@ func main() {
 	default:
 		log.Fatalf("gqlgen: rewrite %q: want on or off (-rewrite, GQLGEN_REWRITE)", rewrite)
 	}
-	if _, err := gqlrewrite.Dir(cfg.Exec.Dir(), snapshot, cfg.Schema); err != nil {
+	if _, err := gqlrewrite.Dir(cfg.Exec.Dir(), snapshot, cfg.Schema, kinds...); err != nil {
 		log.Fatalf("gqlgen: %v", err)
 	}
 }

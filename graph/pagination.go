@@ -13,7 +13,6 @@ import (
 	"github.com/acme/itemsvc/third_party/entgql"
 
 	"github.com/acme/itemsvc/ent"
-	"github.com/acme/itemsvc/graph/serial"
 	"github.com/acme/itemsvc/internal/apperr"
 )
 
@@ -126,18 +125,15 @@ func pageSize(first, last *int) int {
 // connection such as owner { items } for every parent at once, and the
 // pricer) sees the same bounded page. The parsed document is shared by
 // every request of it and is never edited: the changed path is copied, and
-// a fragment on it inlined. An operation whose defaults do not depend on
-// its variables is rewritten once (memo).
+// a fragment on it inlined, on every request.
 type pageDefaults struct {
 	schema *ast.Schema
-	memo   *serial.Memo[*defaulted]
 }
 
 // defaulted is an operation with its default pages: op, or nil when it
-// needs none; dynamic when that depends on the variables.
+// needs none.
 type defaulted struct {
-	op      *ast.OperationDefinition
-	dynamic bool
+	op *ast.OperationDefinition
 }
 
 var _ interface {
@@ -157,12 +153,7 @@ func (d pageDefaults) MutateOperationContext(_ context.Context, opCtx *graphql.O
 	if opCtx.Operation == nil {
 		return nil
 	}
-	compute := func() *defaulted { return withDefaultPages(d.schema, opCtx.Doc, opCtx.Operation, opCtx.Variables) }
-	r := d.memo.Get(opCtx.Operation, compute)
-	if r.dynamic {
-		r = compute()
-	}
-	if r.op != nil {
+	if r := withDefaultPages(d.schema, opCtx.Doc, opCtx.Operation, opCtx.Variables); r.op != nil {
 		opCtx.Operation = r.op
 	}
 	return nil
@@ -172,7 +163,7 @@ func (d pageDefaults) MutateOperationContext(_ context.Context, opCtx *graphql.O
 func withDefaultPages(schema *ast.Schema, doc *ast.QueryDocument, op *ast.OperationDefinition, vars map[string]any) *defaulted {
 	w := pageRewriter{schema: schema, doc: doc, vars: vars, fragments: map[string]ast.SelectionSet{}}
 	set, changed := w.set(op.SelectionSet)
-	r := &defaulted{dynamic: w.dynamic}
+	r := &defaulted{}
 	if changed {
 		cp := *op
 		cp.SelectionSet = set
@@ -182,10 +173,9 @@ func withDefaultPages(schema *ast.Schema, doc *ast.QueryDocument, op *ast.Operat
 }
 
 type pageRewriter struct {
-	schema  *ast.Schema
-	doc     *ast.QueryDocument
-	vars    map[string]any
-	dynamic bool
+	schema *ast.Schema
+	doc    *ast.QueryDocument
+	vars   map[string]any
 	// fragments are the fragments already rewritten (nil: unchanged), so
 	// that each is walked once however often it is spread.
 	fragments map[string]ast.SelectionSet
@@ -261,7 +251,6 @@ func (w *pageRewriter) unpaged(f *ast.Field) bool {
 		switch a.Value.Kind {
 		case ast.NullValue:
 		case ast.Variable:
-			w.dynamic = true
 			if w.vars[a.Value.Raw] != nil {
 				return false
 			}

@@ -382,7 +382,8 @@ func (ec *executionContext) fieldContext_Item_etag(_ context.Context, field grap
 func (ec *executionContext) _ItemConnection_edges(ctx context.Context, field graphql.CollectedField, obj *ent.ItemConnection) (ret graphql.Marshaler) {
 	return serial.Field(ctx,
 		ec.OperationContext,
-		field, "ItemConnection", func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.fieldContext_ItemConnection_edges(ctx, field)
 		}, obj.Edges, func(ctx context.Context, selections ast.SelectionSet, v []*ent.ItemEdge) graphql.Marshaler {
 			return ec.marshalNItemEdge2ᚕᚖgithubᚗcomᚋacmeᚋitemsvcᚋentᚐItemEdgeᚄ(ctx, selections, v)
@@ -406,7 +407,8 @@ func (ec *executionContext) fieldContext_ItemConnection_edges(_ context.Context,
 func (ec *executionContext) _ItemConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *ent.ItemConnection) (ret graphql.Marshaler) {
 	return serial.Field(ctx,
 		ec.OperationContext,
-		field, "ItemConnection", func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.fieldContext_ItemConnection_pageInfo(ctx, field)
 		}, obj.PageInfo, func(ctx context.Context, selections ast.SelectionSet, v entgql.PageInfo[string]) graphql.Marshaler {
 			return ec.marshalNPageInfo2githubᚗcomᚋacmeᚋitemsvcᚋthird_partyᚋentgqlᚐPageInfo(ctx, selections, v)
@@ -440,7 +442,8 @@ func (ec *executionContext) fieldContext_ItemConnection_totalCount(_ context.Con
 func (ec *executionContext) _ItemEdge_node(ctx context.Context, field graphql.CollectedField, obj *ent.ItemEdge) (ret graphql.Marshaler) {
 	return serial.Field(ctx,
 		ec.OperationContext,
-		field, "ItemEdge", func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.fieldContext_ItemEdge_node(ctx, field)
 		}, obj.Node, func(ctx context.Context, selections ast.SelectionSet, v *ent.Item) graphql.Marshaler {
 			return ec.marshalNItem2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋentᚐItem(ctx, selections, v)
@@ -938,7 +941,8 @@ func (ec *executionContext) fieldContext_User_items(ctx context.Context, field g
 func (ec *executionContext) _UserConnection_edges(ctx context.Context, field graphql.CollectedField, obj *ent.UserConnection) (ret graphql.Marshaler) {
 	return serial.Field(ctx,
 		ec.OperationContext,
-		field, "UserConnection", func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.fieldContext_UserConnection_edges(ctx, field)
 		}, obj.Edges, func(ctx context.Context, selections ast.SelectionSet, v []*ent.UserEdge) graphql.Marshaler {
 			return ec.marshalNUserEdge2ᚕᚖgithubᚗcomᚋacmeᚋitemsvcᚋentᚐUserEdgeᚄ(ctx, selections, v)
@@ -962,7 +966,8 @@ func (ec *executionContext) fieldContext_UserConnection_edges(_ context.Context,
 func (ec *executionContext) _UserConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *ent.UserConnection) (ret graphql.Marshaler) {
 	return serial.Field(ctx,
 		ec.OperationContext,
-		field, "UserConnection", func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.fieldContext_UserConnection_pageInfo(ctx, field)
 		}, obj.PageInfo, func(ctx context.Context, selections ast.SelectionSet, v entgql.PageInfo[string]) graphql.Marshaler {
 			return ec.marshalNPageInfo2githubᚗcomᚋacmeᚋitemsvcᚋthird_partyᚋentgqlᚐPageInfo(ctx, selections, v)
@@ -996,7 +1001,8 @@ func (ec *executionContext) fieldContext_UserConnection_totalCount(_ context.Con
 func (ec *executionContext) _UserEdge_node(ctx context.Context, field graphql.CollectedField, obj *ent.UserEdge) (ret graphql.Marshaler) {
 	return serial.Field(ctx,
 		ec.OperationContext,
-		field, "UserEdge", func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.fieldContext_UserEdge_node(ctx, field)
 		}, obj.Node, func(ctx context.Context, selections ast.SelectionSet, v *ent.User) graphql.Marshaler {
 			return ec.marshalNUser2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋentᚐUser(ctx, selections, v)
@@ -2138,7 +2144,7 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 var itemImplementors = []string{"Item", "Node"}
 
 func (ec *executionContext) _Item(ctx context.Context, sel ast.SelectionSet, obj *ent.Item) graphql.Marshaler {
-	fields := serial.CollectFields(ec.OperationContext, sel, itemImplementors)
+	fields := graphql.CollectFields(ec.OperationContext, sel, itemImplementors)
 
 	out := serial.NewFields(ctx, len(fields))
 	var deferredFieldSet *graphql.FieldSet
@@ -2298,7 +2304,7 @@ func (ec *executionContext) _Item(ctx context.Context, sel ast.SelectionSet, obj
 var itemConnectionImplementors = []string{"ItemConnection"}
 
 func (ec *executionContext) _ItemConnection(ctx context.Context, sel ast.SelectionSet, obj *ent.ItemConnection) graphql.Marshaler {
-	fields := serial.CollectFields(ec.OperationContext, sel, itemConnectionImplementors)
+	fields := graphql.CollectFields(ec.OperationContext, sel, itemConnectionImplementors)
 
 	out := serial.NewFields(ctx, len(fields))
 
@@ -2336,7 +2342,7 @@ func (ec *executionContext) _ItemConnection(ctx context.Context, sel ast.Selecti
 var itemEdgeImplementors = []string{"ItemEdge"}
 
 func (ec *executionContext) _ItemEdge(ctx context.Context, sel ast.SelectionSet, obj *ent.ItemEdge) graphql.Marshaler {
-	fields := serial.CollectFields(ec.OperationContext, sel, itemEdgeImplementors)
+	fields := graphql.CollectFields(ec.OperationContext, sel, itemEdgeImplementors)
 
 	out := serial.NewFields(ctx, len(fields))
 
@@ -2369,7 +2375,7 @@ func (ec *executionContext) _ItemEdge(ctx context.Context, sel ast.SelectionSet,
 var pageInfoImplementors = []string{"PageInfo"}
 
 func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet, obj *entgql.PageInfo[string]) graphql.Marshaler {
-	fields := serial.CollectFields(ec.OperationContext, sel, pageInfoImplementors)
+	fields := graphql.CollectFields(ec.OperationContext, sel, pageInfoImplementors)
 
 	out := serial.NewFields(ctx, len(fields))
 
@@ -2412,7 +2418,7 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 var queryImplementors = []string{"Query"}
 
 func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
-	fields := serial.CollectFields(ec.OperationContext, sel, queryImplementors)
+	fields := graphql.CollectFields(ec.OperationContext, sel, queryImplementors)
 	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
 		Object: "Query",
 	})
@@ -2589,7 +2595,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 var userImplementors = []string{"User", "Node"}
 
 func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj *ent.User) graphql.Marshaler {
-	fields := serial.CollectFields(ec.OperationContext, sel, userImplementors)
+	fields := graphql.CollectFields(ec.OperationContext, sel, userImplementors)
 
 	out := serial.NewFields(ctx, len(fields))
 	var deferredFieldSet *graphql.FieldSet
@@ -2699,7 +2705,7 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 var userConnectionImplementors = []string{"UserConnection"}
 
 func (ec *executionContext) _UserConnection(ctx context.Context, sel ast.SelectionSet, obj *ent.UserConnection) graphql.Marshaler {
-	fields := serial.CollectFields(ec.OperationContext, sel, userConnectionImplementors)
+	fields := graphql.CollectFields(ec.OperationContext, sel, userConnectionImplementors)
 
 	out := serial.NewFields(ctx, len(fields))
 
@@ -2737,7 +2743,7 @@ func (ec *executionContext) _UserConnection(ctx context.Context, sel ast.Selecti
 var userEdgeImplementors = []string{"UserEdge"}
 
 func (ec *executionContext) _UserEdge(ctx context.Context, sel ast.SelectionSet, obj *ent.UserEdge) graphql.Marshaler {
-	fields := serial.CollectFields(ec.OperationContext, sel, userEdgeImplementors)
+	fields := graphql.CollectFields(ec.OperationContext, sel, userEdgeImplementors)
 
 	out := serial.NewFields(ctx, len(fields))
 
@@ -2802,7 +2808,7 @@ func (ec *executionContext) marshalNItemConnection2ᚖgithubᚗcomᚋacmeᚋitem
 }
 
 func (ec *executionContext) marshalNItemEdge2ᚕᚖgithubᚗcomᚋacmeᚋitemsvcᚋentᚐItemEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.ItemEdge) graphql.Marshaler {
-	ret := serial.MarshalNonNullSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := serial.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNItemEdge2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋentᚐItemEdge(ctx, sel, v[i])
@@ -2903,7 +2909,7 @@ func (ec *executionContext) marshalNUserConnection2ᚖgithubᚗcomᚋacmeᚋitem
 }
 
 func (ec *executionContext) marshalNUserEdge2ᚕᚖgithubᚗcomᚋacmeᚋitemsvcᚋentᚐUserEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.UserEdge) graphql.Marshaler {
-	ret := serial.MarshalNonNullSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := serial.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNUserEdge2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋentᚐUserEdge(ctx, sel, v[i])
@@ -3004,7 +3010,7 @@ func (ec *executionContext) marshalOItemStatus2ᚕgithubᚗcomᚋacmeᚋitemsvc�
 	if v == nil {
 		return graphql.Null
 	}
-	ret := serial.MarshalNonNullSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := serial.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNItemStatus2githubᚗcomᚋacmeᚋitemsvcᚋentᚋitemᚐStatus(ctx, sel, v[i])
@@ -3096,7 +3102,7 @@ func (ec *executionContext) marshalOUserRole2ᚕgithubᚗcomᚋacmeᚋitemsvcᚋ
 	if v == nil {
 		return graphql.Null
 	}
-	ret := serial.MarshalNonNullSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := serial.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNUserRole2githubᚗcomᚋacmeᚋitemsvcᚋentᚋuserᚐRole(ctx, sel, v[i])

@@ -163,7 +163,8 @@ func (ec *executionContext) fieldContext_ItemEvent_type(_ context.Context, field
 func (ec *executionContext) _ItemEvent_item(ctx context.Context, field graphql.CollectedField, obj *model.ItemEvent) (ret graphql.Marshaler) {
 	return serial.Field(ctx,
 		ec.OperationContext,
-		field, "ItemEvent", func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.fieldContext_ItemEvent_item(ctx, field)
 		}, obj.Item, func(ctx context.Context, selections ast.SelectionSet, v *ent.Item) graphql.Marshaler {
 			return ec.marshalNItem2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋentᚐItem(ctx, selections, v)
@@ -501,7 +502,7 @@ func (ec *executionContext) unmarshalInputItemInput(ctx context.Context, obj any
 var itemEventImplementors = []string{"ItemEvent"}
 
 func (ec *executionContext) _ItemEvent(ctx context.Context, sel ast.SelectionSet, obj *model.ItemEvent) graphql.Marshaler {
-	fields := serial.CollectFields(ec.OperationContext, sel, itemEventImplementors)
+	fields := graphql.CollectFields(ec.OperationContext, sel, itemEventImplementors)
 
 	out := serial.NewFields(ctx, len(fields))
 
@@ -544,7 +545,7 @@ func (ec *executionContext) _ItemEvent(ctx context.Context, sel ast.SelectionSet
 var mutationImplementors = []string{"Mutation"}
 
 func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
-	fields := serial.CollectFields(ec.OperationContext, sel, mutationImplementors)
+	fields := graphql.CollectFields(ec.OperationContext, sel, mutationImplementors)
 	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
 		Object: "Mutation",
 	})
@@ -603,7 +604,7 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 var subscriptionImplementors = []string{"Subscription"}
 
 func (ec *executionContext) _Subscription(ctx context.Context, sel ast.SelectionSet) func(ctx context.Context) graphql.Marshaler {
-	fields := serial.CollectFields(ec.OperationContext, sel, subscriptionImplementors)
+	fields := graphql.CollectFields(ec.OperationContext, sel, subscriptionImplementors)
 	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
 		Object: "Subscription",
 	})
@@ -623,7 +624,7 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 var tokenImplementors = []string{"Token"}
 
 func (ec *executionContext) _Token(ctx context.Context, sel ast.SelectionSet, obj *service.Token) graphql.Marshaler {
-	fields := serial.CollectFields(ec.OperationContext, sel, tokenImplementors)
+	fields := graphql.CollectFields(ec.OperationContext, sel, tokenImplementors)
 
 	out := serial.NewFields(ctx, len(fields))
 
@@ -734,7 +735,7 @@ func (ec *executionContext) marshalOItemEventType2ᚕgithubᚗcomᚋacmeᚋitems
 	if v == nil {
 		return graphql.Null
 	}
-	ret := serial.MarshalNonNullSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := serial.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNItemEventType2githubᚗcomᚋacmeᚋitemsvcᚋgraphᚋmodelᚐItemEventType(ctx, sel, v[i])

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"strings"
 	"testing"
 
@@ -12,22 +11,13 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 )
 
-// listModes are the two ways a list is marshalled: eagerly, every
-// element's values kept until the response is written, and rendered, each
-// element written as soon as it is resolved (an operation without
-// directives, whose fields cache is shared).
+// listModes are the contexts a list is marshalled in: an operation's.
 var listModes = []struct {
 	name string
 	with func(ctx context.Context) context.Context
 }{
-	{"eager", func(ctx context.Context) context.Context {
+	{"operation", func(ctx context.Context) context.Context {
 		oc := &graphql.OperationContext{RecoverFunc: graphql.DefaultRecover}
-		oc.Stats.SetExtension(fieldsStatsKey, &fieldsCache{})
-		return graphql.WithOperationContext(ctx, oc)
-	}},
-	{"rendered", func(ctx context.Context) context.Context {
-		oc := &graphql.OperationContext{RecoverFunc: graphql.DefaultRecover}
-		oc.Stats.SetExtension(fieldsStatsKey, &fieldsCache{shared: true})
 		return graphql.WithOperationContext(ctx, oc)
 	}},
 }
@@ -36,8 +26,7 @@ var listModes = []struct {
 // list's field context; a panic nulls the list and reports one error, as
 // MarshalSliceConcurrently does; a null element is written as null, or
 // nulls a list of non-null elements, every element resolved all the same.
-// Eager and rendered lists write the same JSON and report the same errors,
-// with elements made of objects, nested lists and fields of their own.
+// Elements are made of objects, nested lists and fields of their own.
 func TestMarshalSlice(t *testing.T) {
 	id := graphql.CollectedField{Field: &ast.Field{Alias: "id", Name: "id"}}
 	tags := graphql.CollectedField{Field: &ast.Field{Alias: "tags", Name: "tags"}}
@@ -50,7 +39,7 @@ func TestMarshalSlice(t *testing.T) {
 	object := func(ctx context.Context, i int) graphql.Marshaler {
 		f := NewFields(ctx, 2)
 		f.Values[0] = graphql.MarshalInt(i)
-		f.Values[1] = MarshalNonNullSlice(ctx, i, 0, false, func(ctx context.Context, j int) graphql.Marshaler {
+		f.Values[1] = MarshalSlice(ctx, i, 0, false, func(ctx context.Context, j int) graphql.Marshaler {
 			return graphql.MarshalString(fmt.Sprintf("t%d.%d", i, j))
 		})
 		return f.Object([]graphql.CollectedField{id, tags})
@@ -96,7 +85,7 @@ func TestMarshalSlice(t *testing.T) {
 			`[{"id":0,"tags":[]},{"id":1,"tags":["t1.0"]},{"id":2,"tags":["t2.0","t2.1"]}]`, 0},
 		{"an object field of each element", 3, true, false, func(ctx context.Context, i int) graphql.Marshaler {
 			f := NewFields(ctx, 1)
-			f.Values[0] = Field(ctx, graphql.GetOperationContext(ctx), node, "Edge", nodeContext, i,
+			f.Values[0] = Field(ctx, graphql.GetOperationContext(ctx), node, nodeContext, i,
 				func(ctx context.Context, _ ast.SelectionSet, v int) graphql.Marshaler { return object(ctx, v) }, true)
 			return f.Object([]graphql.CollectedField{node})
 		}, `[{"node":{"id":0,"tags":[]}},{"node":{"id":1,"tags":["t1.0"]}},{"node":{"id":2,"tags":["t2.0","t2.1"]}}]`, 0},
@@ -120,12 +109,8 @@ func TestMarshalSlice(t *testing.T) {
 				if element == nil {
 					element = func(_ context.Context, i int) graphql.Marshaler { return graphql.MarshalInt(i) }
 				}
-				marshal := MarshalSlice
-				if tc.nonNull {
-					marshal = MarshalNonNullSlice
-				}
 				var seen []int
-				ret := marshal(ctx, tc.length, 0, tc.omitPanics, func(ctx context.Context, i int) graphql.Marshaler {
+				ret := MarshalSlice(ctx, tc.length, 0, tc.omitPanics, func(ctx context.Context, i int) graphql.Marshaler {
 					if got := *graphql.GetFieldContext(ctx).Index; got != i {
 						t.Errorf("element %d sees index %d", i, got)
 					}
@@ -168,62 +153,6 @@ func TestMarshalSlice(t *testing.T) {
 				}
 			})
 		}
-	}
-}
-
-// TestRenderedOnce: a rendered list's buffer goes back to the pool when it
-// is written; writing it again panics rather than write what the buffer
-// may hold by then.
-func TestRenderedOnce(t *testing.T) {
-	ctx := listModes[1].with(context.Background())
-	ret := MarshalSlice(ctx, 2, 0, false, func(_ context.Context, i int) graphql.Marshaler { return graphql.MarshalInt(i) })
-	var buf bytes.Buffer
-	ret.MarshalGQL(&buf)
-	if buf.String() != "[0,1]" {
-		t.Fatalf("wrote %s", buf.String())
-	}
-	defer func() {
-		if recover() == nil {
-			t.Error("a second write did not panic")
-		}
-	}()
-	ret.MarshalGQL(&buf)
-}
-
-// literal is JSON written as it is, without an allocation.
-type literal string
-
-// MarshalGQL implements graphql.Marshaler.
-func (l literal) MarshalGQL(w io.Writer) { _, _ = io.WriteString(w, string(l)) }
-
-// TestRenderedAllocations: rendering a list reuses what it made for one
-// element for the next, so that a longer list makes no more objects.
-func TestRenderedAllocations(t *testing.T) {
-	if raceEnabled {
-		t.Skip("allocations are not counted under the race detector")
-	}
-	id := graphql.CollectedField{Field: &ast.Field{Alias: "id", Name: "id"}}
-	fields := []graphql.CollectedField{id}
-	var yes, no graphql.Marshaler = literal("true"), literal("false")
-	allocs := func(mode int, n int) float64 {
-		ctx := listModes[mode].with(context.Background())
-		return testing.AllocsPerRun(20, func() {
-			ret := MarshalSlice(ctx, n, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-				f := NewFields(ctx, 1)
-				f.Values[0] = no
-				if i%2 == 0 {
-					f.Values[0] = yes
-				}
-				return f.Object(fields)
-			})
-			ret.MarshalGQL(io.Discard)
-		})
-	}
-	if short, long := allocs(1, 2), allocs(1, 40); long != short {
-		t.Errorf("rendered: %v allocations for 2 elements, %v for 40", short, long)
-	}
-	if short, long := allocs(0, 2), allocs(0, 40); long <= short {
-		t.Errorf("eager: %v allocations for 2 elements, %v for 40: the test measures nothing", short, long)
 	}
 }
 
@@ -307,7 +236,7 @@ func TestField(t *testing.T) {
 			ctx = graphql.WithOperationContext(ctx, oc)
 			field := graphql.CollectedField{Field: &ast.Field{Alias: "node", Name: "node"}}
 			fc := &graphql.FieldContext{Object: "Edge", Field: field}
-			m := Field(ctx, oc, field, "Edge",
+			m := Field(ctx, oc, field,
 				func(context.Context, graphql.CollectedField) (*graphql.FieldContext, error) { return fc, nil },
 				"v",
 				func(ctx context.Context, _ ast.SelectionSet, v string) graphql.Marshaler {
@@ -333,9 +262,7 @@ func TestField(t *testing.T) {
 
 // TestFieldOfElement: an object field of each list element (an edge's
 // node) has the field context the generated function makes, under the
-// element's, with its own result and path; the function runs for the first
-// element only, and again for a second object field of one element or a
-// field with arguments.
+// element's, with its own result and path.
 func TestFieldOfElement(t *testing.T) {
 	for _, mode := range listModes {
 		t.Run(mode.name, func(t *testing.T) {
@@ -361,7 +288,7 @@ func TestFieldOfElement(t *testing.T) {
 					field graphql.CollectedField
 					args  map[string]any
 				}{{node, nil}, {other, nil}, {withArgs, map[string]any{"a": 1}}} {
-					Field(ctx, oc, f.field, "Edge", fieldContext(f.args), i,
+					Field(ctx, oc, f.field, fieldContext(f.args), i,
 						func(ctx context.Context, _ ast.SelectionSet, v int) graphql.Marshaler {
 							fc := graphql.GetFieldContext(ctx)
 							if fc.Parent != element || fc.Object != "Edge" || fc.Field.Field != f.field.Field ||
@@ -376,15 +303,14 @@ func TestFieldOfElement(t *testing.T) {
 				}
 				return graphql.MarshalInt(i)
 			})
-			if made["node"] != 1 || made["other"] != n || made["withArgs"] != n {
-				t.Errorf("field contexts made %v, want node once, the others %d times", made, n)
+			if made["node"] != n || made["other"] != n || made["withArgs"] != n {
+				t.Errorf("field contexts made %v, want each %d times", made, n)
 			}
 		})
 	}
 }
 
-// TestNewFields: n values, held with the object in one allocation up to 16
-// fields.
+// TestNewFields: n values, in the object's own slice.
 func TestNewFields(t *testing.T) {
 	for n := range 20 {
 		var f Fields
@@ -392,68 +318,12 @@ func TestNewFields(t *testing.T) {
 		if len(f.Values) != n {
 			t.Errorf("NewFields(%d): %d values", n, len(f.Values))
 		}
-		want := 1.0
-		if n > 16 {
-			want = 2
+		want := 2.0
+		if n == 0 {
+			want = 1
 		}
 		if allocs != want {
 			t.Errorf("NewFields(%d): %v allocations, want %v", n, allocs, want)
-		}
-	}
-}
-
-// TestRenderedContexts: a rendered list reuses the context of an element
-// that nothing else used for the next element, but not one that something
-// used (the database driver watches a resolver's context from a goroutine
-// of its own): that one still answers for its element once the list is
-// written.
-func TestRenderedContexts(t *testing.T) {
-	ctx := listModes[1].with(context.Background())
-	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Field: graphql.CollectedField{Field: &ast.Field{Alias: "edges"}}})
-	ctx = context.WithValue(ctx, outerKey{}, "outer")
-	node := graphql.CollectedField{Field: &ast.Field{Alias: "node", Name: "node"}}
-	nodeContext := func(_ context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-		return &graphql.FieldContext{Object: "Edge", Field: field}, nil
-	}
-	const n = 6
-	elements := make([]context.Context, n)
-	nodes := make([]context.Context, n)
-	oc := graphql.GetOperationContext(ctx)
-	ret := MarshalSlice(ctx, n, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		elements[i] = ctx
-		return Field(ctx, oc, node, "Edge", nodeContext, i,
-			func(ctx context.Context, _ ast.SelectionSet, v int) graphql.Marshaler {
-				nodes[i] = ctx
-				switch i {
-				case 1:
-					_ = ctx.Done()
-				case 3:
-					_ = ctx.Value(outerKey{})
-				}
-				return graphql.MarshalInt(v)
-			}, true)
-	})
-	var buf bytes.Buffer
-	ret.MarshalGQL(&buf)
-	if buf.String() != "[0,1,2,3,4,5]" {
-		t.Fatalf("wrote %s", buf.String())
-	}
-	// Elements 0 and 1 share contexts; 1 used its node's, so 2 has new
-	// ones, which 3 reuses and uses; 4 has new ones again, which 5 reuses.
-	for _, pair := range [][2]int{{0, 1}, {2, 3}, {4, 5}} {
-		if elements[pair[0]] != elements[pair[1]] || nodes[pair[0]] != nodes[pair[1]] {
-			t.Errorf("elements %d and %d: contexts not reused", pair[0], pair[1])
-		}
-	}
-	if elements[1] == elements[2] || nodes[1] == nodes[2] || elements[3] == elements[4] || nodes[3] == nodes[4] {
-		t.Error("a used context was reused")
-	}
-	for _, i := range []int{1, 3} {
-		if got, want := graphql.GetPath(nodes[i]).String(), fmt.Sprintf("edges[%d].node", i); got != want {
-			t.Errorf("a used context's path is %s afterwards, want %s", got, want)
-		}
-		if nodes[i].Value(outerKey{}) != "outer" || nodes[i].Done() != nil || nodes[i].Err() != nil {
-			t.Errorf("a used context no longer answers as its list's")
 		}
 	}
 }

@@ -1,11 +1,7 @@
 // Package gqlrewrite rewrites the hot paths of gqlgen's generated executor
 // (graph/generated) onto package graph/serial, which says why for each:
-//   - every list of objects marshalled by serial.MarshalSlice (or
-//     serial.MarshalNonNullSlice, for non-null elements) instead of
-//     graphql.MarshalSliceConcurrently, each object's values made by
-//     serial.NewFields in the context of the object, so that a list of an
-//     operation without directives is written as it is resolved, reusing
-//     what one element is made of for the next;
+//   - every list of objects marshalled by serial.MarshalSlice instead of
+//     graphql.MarshalSliceConcurrently, on the calling goroutine;
 //   - every scalar field read straight from its object by serial.Value
 //     instead of graphql.ResolveField, and strings, times and enums of a
 //     loaded object through a pointer to them (serial.String, serial.Time,
@@ -17,8 +13,10 @@
 //     gqlgen's FieldSet, with the deferred-fragment bookkeeping done only
 //     when a fragment can be deferred, and no FieldSet at all for an object
 //     whose fields all resolve in place (serial.Fields);
-//   - fields collected through serial.CollectFields, the response's data
-//     written into a pooled buffer (serial.Buffer).
+//   - the response's data written into a pooled buffer (serial.Buffer).
+//
+// docs/ablation.md measures what each kind buys; the kinds that bought less
+// than 3% of GraphQL list throughput were removed.
 //
 // gqlgen has no option for this: its exec template marshals every list of
 // non-scalars with one goroutine per element, and worker_limit only bounds
@@ -47,7 +45,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	gqlast "github.com/vektah/gqlparser/v2/ast"
@@ -63,11 +60,6 @@ type Kind string
 const (
 	// List: a graphql.MarshalSliceConcurrently call, into serial.MarshalSlice.
 	List Kind = "list"
-	// NonNullList: a list of non-null elements (`ret := …` then `for _, e
-	// := range ret { if e == graphql.Null …`), into serial.MarshalNonNullSlice.
-	NonNullList Kind = "non-null list"
-	// Collect: a graphql.CollectFields call, into serial.CollectFields.
-	Collect Kind = "collect fields"
 	// Buffer: the `var buf bytes.Buffer; data.MarshalGQL(&buf)` of an Exec,
 	// into serial.Buffer.
 	Buffer Kind = "response buffer"
@@ -92,7 +84,7 @@ const (
 )
 
 // Kinds lists every kind, in the order of a report.
-var Kinds = []Kind{List, NonNullList, Collect, Buffer, Scalar, ScalarRef, ObjectField, Object, InPlace}
+var Kinds = []Kind{List, Buffer, Scalar, ScalarRef, ObjectField, Object, InPlace}
 
 // exceptions are the candidates the rewrite leaves alone on purpose, by
 // "function kind", with the reason.
@@ -137,7 +129,12 @@ const Marker = "SerialFastPaths"
 // Rewrite rewrites the generated executor files srcs (by base name) and
 // returns the rewritten sources, what was rewritten, and a *MissError if any
 // candidate site was missed (the sources are then not to be written).
-func Rewrite(srcs map[string][]byte, schema *gqlast.Schema) (map[string][]byte, Report, error) {
+//
+// The kinds in skip are not applied, nor expected (a kind that another
+// one is part of goes with it: ScalarRef with Scalar, InPlace with Object);
+// they serve to measure what each kind buys (docs/ablation.md).
+func Rewrite(srcs map[string][]byte, schema *gqlast.Schema, skip ...Kind) (map[string][]byte, Report, error) {
+	off := skipped(skip)
 	names := make([]string, 0, len(srcs))
 	for name := range srcs {
 		names = append(names, name)
@@ -152,10 +149,10 @@ func Rewrite(srcs map[string][]byte, schema *gqlast.Schema) (map[string][]byte, 
 		}
 		files[i] = f
 	}
-	identities := identityMarshallers(files)
 	out := map[string][]byte{}
 	report := Report{}
 	missed := &MissError{}
+	identities := identityMarshallers(files)
 	for i, f := range files {
 		changed := false
 		for _, decl := range f.Decls {
@@ -164,8 +161,11 @@ func Rewrite(srcs map[string][]byte, schema *gqlast.Schema) (map[string][]byte, 
 				continue
 			}
 			want := candidates(fn, schema, identities)
-			got := rewriteFunc(fn, schema, identities)
+			got := rewriteFunc(fn, schema, identities, off)
 			for _, k := range Kinds {
+				if off[k] {
+					continue
+				}
 				if got[k] > 0 {
 					report[k] = append(report[k], names[i]+": "+fn.Name.Name)
 					changed = true
@@ -199,7 +199,7 @@ func Rewrite(srcs map[string][]byte, schema *gqlast.Schema) (map[string][]byte, 
 		out[names[i]] = src
 	}
 	for _, k := range Kinds {
-		if len(report[k]) == 0 {
+		if len(report[k]) == 0 && !off[k] {
 			missed.Empty = append(missed.Empty, k)
 		}
 		sort.Strings(report[k])
@@ -208,6 +208,18 @@ func Rewrite(srcs map[string][]byte, schema *gqlast.Schema) (map[string][]byte, 
 		return nil, report, missed
 	}
 	return out, report, nil
+}
+
+// skipped is the set of kinds skip leaves out, with the kinds that are
+// part of them.
+func skipped(skip []Kind) map[Kind]bool {
+	off := map[Kind]bool{}
+	for _, k := range skip {
+		off[k] = true
+	}
+	off[ScalarRef] = off[ScalarRef] || off[Scalar]
+	off[InPlace] = off[InPlace] || off[Object]
+	return off
 }
 
 // marker is the source of the Marker method.
@@ -234,37 +246,33 @@ func declaresType(f *ast.File, name string) bool {
 
 // rewriteFunc applies every rewrite to fn and returns how many sites of
 // each kind it rewrote (one at most for the kinds of whole functions).
-func rewriteFunc(fn *ast.FuncDecl, schema *gqlast.Schema, identities map[string]bool) map[Kind]int {
+func rewriteFunc(fn *ast.FuncDecl, schema *gqlast.Schema, identities map[string]bool, off map[Kind]bool) map[Kind]int {
 	got := map[Kind]int{}
-	if ok, byRef := plainScalar(fn, schema, identities); ok {
+	if off[Scalar] {
+		// left to gqlgen
+	} else if ok, byRef := plainScalar(fn, schema, identities, !off[ScalarRef]); ok {
 		got[Scalar], got[ScalarRef] = 1, one(byRef)
-	} else if plainObject(fn, schema) {
+	}
+	if got[Scalar] == 0 && !off[ObjectField] && plainObject(fn, schema) {
 		got[ObjectField] = 1
 	}
 	concurrent := callsMethod(fn.Body, "out", "Concurrently")
-	if objectTail(fn) {
+	if !off[Object] && objectTail(fn, !off[InPlace]) {
 		got[Object] = 1
 		got[InPlace] = one(concurrent && !rootType(fn.Name.Name[1:]) && !callsMethod(fn.Body, "out", "Concurrently"))
 	}
-	got[Buffer] = responseBuffers(fn.Body)
-	nonNull := nonNullLists(fn)
+	if !off[Buffer] {
+		got[Buffer] = responseBuffers(fn.Body)
+	}
 	ast.Inspect(fn.Body, func(node ast.Node) bool {
 		call, ok := node.(*ast.CallExpr)
 		if !ok {
 			return true
 		}
 		if sel, ok := call.Fun.(*ast.SelectorExpr); ok {
-			if pkg, ok := sel.X.(*ast.Ident); ok && pkg.Name == "graphql" && sel.Sel.Name == "MarshalSliceConcurrently" {
+			if pkg, ok := sel.X.(*ast.Ident); ok && !off[List] && pkg.Name == "graphql" && sel.Sel.Name == "MarshalSliceConcurrently" {
 				pkg.Name, sel.Sel.Name = "serial", "MarshalSlice"
 				got[List]++
-				if nonNull[call] {
-					sel.Sel.Name = "MarshalNonNullSlice"
-					got[NonNullList]++
-				}
-			}
-			if pkg, ok := sel.X.(*ast.Ident); ok && pkg.Name == "graphql" && sel.Sel.Name == "CollectFields" {
-				pkg.Name = "serial"
-				got[Collect]++
 			}
 		}
 		return true
@@ -295,28 +303,11 @@ func rootType(name string) bool {
 func candidates(fn *ast.FuncDecl, schema *gqlast.Schema, identities map[string]bool) map[Kind]int {
 	want := map[Kind]int{}
 	ast.Inspect(fn.Body, func(n ast.Node) bool {
-		switch n := n.(type) {
-		case *ast.SelectorExpr:
-			switch n.Sel.Name {
-			case "MarshalSliceConcurrently":
-				want[List]++
-			case "CollectFields":
-				want[Collect]++
-			}
-		case *ast.RangeStmt:
-			// A list of non-null elements turns null if one is.
-			ast.Inspect(n.Body, func(n ast.Node) bool {
-				if b, ok := n.(*ast.BinaryExpr); ok && b.Op == token.EQL {
-					if sel, ok := b.Y.(*ast.SelectorExpr); ok && sel.Sel.Name == "Null" {
-						want[NonNullList]++
-					}
-				}
-				return true
-			})
+		if sel, ok := n.(*ast.SelectorExpr); ok && sel.Sel.Name == "MarshalSliceConcurrently" {
+			want[List]++
 		}
 		return true
 	})
-	want[NonNullList] = min(want[NonNullList], want[List])
 	want[Buffer] = bufferSites(fn.Body)
 	if fn.Recv == nil || !strings.HasPrefix(fn.Name.Name, "_") || strings.HasPrefix(fn.Name.Name, "___") {
 		return want // gqlgen's introspection types: rewritten where they match, never required
@@ -449,7 +440,7 @@ func callsAnyMethod(body *ast.BlockStmt, name string) bool {
 // dir, so that neither drifts from the other. On a miss, nothing in dir is
 // rewritten: it keeps gqlgen's own output, and the snapshot is the output
 // the rewrite is to be brought up to (its tests then show the misses).
-func Dir(dir, snapshot string, schema *gqlast.Schema) (Report, error) {
+func Dir(dir, snapshot string, schema *gqlast.Schema, skip ...Kind) (Report, error) {
 	paths, err := filepath.Glob(filepath.Join(dir, "*.go"))
 	if err != nil {
 		return nil, err
@@ -480,7 +471,7 @@ func Dir(dir, snapshot string, schema *gqlast.Schema) (Report, error) {
 			return nil, err
 		}
 	}
-	out, report, err := Rewrite(srcs, schema)
+	out, report, err := Rewrite(srcs, schema, skip...)
 	if err != nil {
 		return report, err
 	}
@@ -492,49 +483,6 @@ func Dir(dir, snapshot string, schema *gqlast.Schema) (Report, error) {
 		}
 	}
 	return report, nil
-}
-
-// nonNullLists returns the graphql.MarshalSliceConcurrently calls of fn
-// that marshal a list of non-null elements: the generated function then
-// answers null for the list when an element is null,
-//
-//	ret := graphql.MarshalSliceConcurrently(…)
-//	for _, e := range ret {
-//		if e == graphql.Null {
-//			return graphql.Null
-//		}
-//	}
-//
-// which serial.MarshalNonNullSlice answers for.
-func nonNullLists(fn *ast.FuncDecl) map[*ast.CallExpr]bool {
-	calls := map[*ast.CallExpr]bool{}
-	if fn.Body != nil {
-		var list *ast.CallExpr
-		for _, st := range fn.Body.List {
-			if as, ok := st.(*ast.AssignStmt); ok && len(as.Lhs) == 1 && isIdent(as.Lhs[0], "ret") && len(as.Rhs) == 1 {
-				if call, ok := as.Rhs[0].(*ast.CallExpr); ok && isSelector(call.Fun, "graphql", "MarshalSliceConcurrently") {
-					list = call
-				}
-			}
-			if r, ok := st.(*ast.RangeStmt); ok && list != nil && isIdent(r.X, "ret") && nullCheck(r.Body) {
-				calls[list] = true
-			}
-		}
-	}
-	return calls
-}
-
-// nullCheck reports whether body is `if e == graphql.Null {…}`.
-func nullCheck(body *ast.BlockStmt) bool {
-	if len(body.List) != 1 {
-		return false
-	}
-	ifs, ok := body.List[0].(*ast.IfStmt)
-	if !ok {
-		return false
-	}
-	cond, ok := ifs.Cond.(*ast.BinaryExpr)
-	return ok && cond.Op == token.EQL && isIdent(cond.X, "e") && isSelector(cond.Y, "graphql", "Null")
 }
 
 // plainObject rewrites the body of a generated field function
@@ -558,10 +506,8 @@ func plainObject(fn *ast.FuncDecl, schema *gqlast.Schema) bool {
 	if call == nil || method {
 		return false
 	}
-	name := fn.Name.Name[1:]
-	object := &ast.BasicLit{Kind: token.STRING, Value: strconv.Quote(name[:strings.LastIndex(name, "_")])}
 	fn.Body.List[0].(*ast.ReturnStmt).Results[0] = invoke(dot("serial", "Field"),
-		call.Args[0], call.Args[1], call.Args[2], object, call.Args[3],
+		call.Args[0], call.Args[1], call.Args[2], call.Args[3],
 		dot("obj", value),
 		call.Args[6], call.Args[7])
 	return true
@@ -653,7 +599,7 @@ func plainResolve(fn *ast.FuncDecl) (call *ast.CallExpr, value string, method bo
 // argument builds the field's whole path first; and serial.Object writes
 // the same JSON as the FieldSet without its per-object map and per-field
 // copies. It reports whether it rewrote fn.
-func objectTail(fn *ast.FuncDecl) bool {
+func objectTail(fn *ast.FuncDecl, resolveInPlace bool) bool {
 	if fn.Recv == nil || fn.Body == nil || !strings.HasPrefix(fn.Name.Name, "_") || strings.Contains(fn.Name.Name[1:], "_") {
 		return false
 	}
@@ -675,7 +621,7 @@ func objectTail(fn *ast.FuncDecl) bool {
 	// An object whose values are in a serial.Fields is written from the
 	// allocation that holds them.
 	fieldsObject := &ast.ReturnStmt{Results: []ast.Expr{invoke(dot("out", "Object"), ast.NewIdent("fields"))}}
-	if fn.Name.Name != "_Query" && fn.Name.Name != "_Mutation" && fn.Name.Name != "_Subscription" && inPlace(fn.Body) {
+	if fn.Name.Name != "_Query" && fn.Name.Name != "_Mutation" && fn.Name.Name != "_Subscription" && resolveInPlace && inPlace(fn.Body) {
 		// The object's resolver fields now resolve in the loop too.
 		for _, st := range list {
 			if declares(st, "out") {
@@ -1025,7 +971,7 @@ func isSelector(e ast.Expr, x, name string) bool {
 // model's own code and does not panic, but if it did, the panic would be
 // recovered by the list element's or the operation's guard, not the
 // field's.
-func plainScalar(fn *ast.FuncDecl, schema *gqlast.Schema, identities map[string]bool) (ok, byRef bool) {
+func plainScalar(fn *ast.FuncDecl, schema *gqlast.Schema, identities map[string]bool, refs bool) (ok, byRef bool) {
 	fd := schemaField(fn, schema)
 	if fd == nil {
 		return false, false
@@ -1051,8 +997,9 @@ func plainScalar(fn *ast.FuncDecl, schema *gqlast.Schema, identities map[string]
 	// one line rather than where the dropped arguments were.
 	ref := &ast.UnaryExpr{Op: token.AND, X: dot("obj", value)}
 	var result ast.Expr
-	switch marshaller(call.Args[6]) {
-	case "marshalNString2string", "marshalNID2string":
+	switch m := marshaller(call.Args[6]); {
+	case !refs:
+	case m == "marshalNString2string" || m == "marshalNID2string":
 		if objPointer(fn) {
 			result = invoke(dot("serial", "String"), ref)
 		}
@@ -1068,7 +1015,7 @@ func plainScalar(fn *ast.FuncDecl, schema *gqlast.Schema, identities map[string]
 				result = invoke(dot("serial", "Enum"), ref)
 			}
 		}
-	case "marshalNTime2timeᚐTime":
+	case m == "marshalNTime2timeᚐTime":
 		if objPointer(fn) {
 			result = invoke(dot("serial", "Time"), ast.NewIdent("ctx"), ast.NewIdent("field"), ref, call.Args[6])
 		}

@@ -82,8 +82,6 @@ func TestRewriteGqlgenOutput(t *testing.T) {
 	}
 	pins := map[gqlrewrite.Kind]int{
 		gqlrewrite.List:        14,
-		gqlrewrite.NonNullList: 13,
-		gqlrewrite.Collect:     18,
 		gqlrewrite.Buffer:      1,
 		gqlrewrite.Scalar:      34,
 		gqlrewrite.ScalarRef:   22,
@@ -100,7 +98,7 @@ func TestRewriteGqlgenOutput(t *testing.T) {
 		kind gqlrewrite.Kind
 		fn   string
 	}{
-		{gqlrewrite.NonNullList, "ent.generated.go: marshalNItemEdge2ᚕᚖgithubᚗcomᚋacmeᚋitemsvcᚋentᚐItemEdgeᚄ"},
+		{gqlrewrite.List, "ent.generated.go: marshalNItemEdge2ᚕᚖgithubᚗcomᚋacmeᚋitemsvcᚋentᚐItemEdgeᚄ"},
 		{gqlrewrite.Buffer, "root_.generated.go: Exec"},
 		{gqlrewrite.ScalarRef, "ent.generated.go: _Item_createdAt"},
 		{gqlrewrite.ObjectField, "ent.generated.go: _ItemEdge_node"},
@@ -126,17 +124,17 @@ func TestBrokenSiteFailsGeneration(t *testing.T) {
 		old, new string
 		kind     gqlrewrite.Kind
 	}{
-		{"list's ret renamed", "ent.generated.go", "marshalNItemEdge2ᚕᚖgithubᚗcomᚋacmeᚋitemsvcᚋentᚐItemEdgeᚄ",
-			"ret := graphql", "res := graphql", gqlrewrite.NonNullList},
+		{"list's package renamed", "ent.generated.go", "marshalNItemEdge2ᚕᚖgithubᚗcomᚋacmeᚋitemsvcᚋentᚐItemEdgeᚄ",
+			"graphql.MarshalSliceConcurrently(", "gql.MarshalSliceConcurrently(", gqlrewrite.List},
 		{"object's out renamed", "ent.generated.go", "_Item", "out", "res", gqlrewrite.Object},
 		{"innerFunc's fs renamed", "ent.generated.go", "_Item", "fs *graphql.FieldSet", "set *graphql.FieldSet", gqlrewrite.InPlace},
 		{"ResolveField with ten arguments", "ent.generated.go", "_Item_name",
 			"\t\ttrue,\n\t\ttrue,\n\t)", "\t\ttrue,\n\t\ttrue,\n\t\tnil,\n\t)", gqlrewrite.Scalar},
 		{"time marshaller renamed", "ent.generated.go", "_Item_createdAt",
 			"marshalNTime2timeᚐTime(", "marshalNTime2timeᚐTimeV2(", gqlrewrite.ScalarRef},
+		{"response buffer renamed", "root_.generated.go", "Exec", "var buf bytes.Buffer\n\t\t\tdata.MarshalGQL(&buf)", "var b bytes.Buffer\n\t\t\tdata.MarshalGQL(&b)", gqlrewrite.Buffer},
 		{"ResolveField renamed", "ent.generated.go", "_ItemEdge_node",
 			"graphql.ResolveField(", "graphql.ResolveFieldV2(", gqlrewrite.ObjectField},
-		{"response buffer renamed", "root_.generated.go", "Exec", "var buf bytes.Buffer\n\t\t\tdata.MarshalGQL(&buf)", "var b bytes.Buffer\n\t\t\tdata.MarshalGQL(&b)", gqlrewrite.Buffer},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -177,4 +175,30 @@ func breakFunc(t *testing.T, src []byte, fn, old, new string) []byte {
 		t.Fatalf("%q not in %s", old, fn)
 	}
 	return []byte(s[:start] + strings.ReplaceAll(body, old, new) + s[end:])
+}
+
+// TestSkip: a kind left out (gqlgen.go -skip, to measure what it buys) is
+// neither rewritten nor expected: its sites are not misses, even broken.
+func TestSkip(t *testing.T) {
+	srcs, schema := pristine(t)
+	broken := maps.Clone(srcs)
+	broken["ent.generated.go"] = breakFunc(t, srcs["ent.generated.go"], "_ItemEdge_node",
+		"graphql.ResolveField(", "graphql.ResolveFieldV2(")
+	for _, in := range []map[string][]byte{srcs, broken} {
+		out, report, err := gqlrewrite.Rewrite(in, schema, gqlrewrite.ObjectField)
+		if err != nil {
+			t.Fatalf("rewrite skipping %s: %v", gqlrewrite.ObjectField, err)
+		}
+		if len(report[gqlrewrite.ObjectField]) != 0 || bytes.Contains(out["ent.generated.go"], []byte("serial.Field(")) {
+			t.Errorf("%s rewritten although skipped: %v", gqlrewrite.ObjectField, report[gqlrewrite.ObjectField])
+		}
+		if len(report[gqlrewrite.Scalar]) == 0 {
+			t.Errorf("skipping %s skipped %s too", gqlrewrite.ObjectField, gqlrewrite.Scalar)
+		}
+	}
+	// A kind that another is part of goes with it.
+	_, report, err := gqlrewrite.Rewrite(srcs, schema, gqlrewrite.Object)
+	if err != nil || len(report[gqlrewrite.InPlace]) != 0 {
+		t.Errorf("skipping %s: err %v, %s %v", gqlrewrite.Object, err, gqlrewrite.InPlace, report[gqlrewrite.InPlace])
+	}
 }

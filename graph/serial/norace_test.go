@@ -1,5 +1,0 @@
-//go:build !race
-
-package serial
-
-const raceEnabled = false
