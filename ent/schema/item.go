@@ -82,7 +82,10 @@ func (Item) Indexes() []ent.Index {
 // Annotations of the Item.
 func (Item) Annotations() []schema.Annotation {
 	return []schema.Annotation{
-		entgql.QueryField(),
+		entgql.DescribedQueryField("The items the caller may see: their own, or everyone's for an admin (hasOwnerWith in where picks one owner's). " +
+			"Newest first unless orderBy says otherwise. A page takes first or last, a whole number from 0 to 100, default 20, " +
+			"as REST's limit takes 1 to 100; the page after this one starts after pageInfo.endCursor. " +
+			"totalCount counts every item of the filter, not only this page's."),
 		entgql.RelayConnection(),
 	}
 }

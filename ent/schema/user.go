@@ -58,7 +58,8 @@ func (User) Edges() []ent.Edge {
 // Annotations of the User.
 func (User) Annotations() []schema.Annotation {
 	return []schema.Annotation{
-		entgql.QueryField(),
+		entgql.DescribedQueryField("Every user, for admins only: anyone else gets PERMISSION_DENIED (REST: GET /v1/users). " +
+			"A page takes first or last, a whole number from 0 to 100, default 20."),
 		entgql.RelayConnection(),
 	}
 }

@@ -841,6 +841,9 @@ type Query {
     """
     ids: [ID!]!
   ): [Node]!
+  """
+  The items the caller may see: their own, or everyone's for an admin (hasOwnerWith in where picks one owner's). Newest first unless orderBy says otherwise. A page takes first or last, a whole number from 0 to 100, default 20, as REST's limit takes 1 to 100; the page after this one starts after pageInfo.endCursor. totalCount counts every item of the filter, not only this page's.
+  """
   items(
     """
     Returns the elements in the list that come after the specified cursor.
@@ -872,6 +875,9 @@ type Query {
     """
     where: ItemWhereInput
   ): ItemConnection!
+  """
+  Every user, for admins only: anyone else gets PERMISSION_DENIED (REST: GET /v1/users). A page takes first or last, a whole number from 0 to 100, default 20.
+  """
   users(
     """
     Returns the elements in the list that come after the specified cursor.

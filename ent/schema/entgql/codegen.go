@@ -24,3 +24,9 @@ func RelayConnection() schema.Annotation { return entgql.RelayConnection() }
 
 // QueryField is entgql.QueryField.
 func QueryField(name ...string) schema.Annotation { return entgql.QueryField(name...) }
+
+// DescribedQueryField is entgql.QueryField().Description(text): the Query
+// field with its description in the schema.
+func DescribedQueryField(text string) schema.Annotation {
+	return entgql.QueryField().Description(text)
+}

@@ -28,3 +28,6 @@ func RelayConnection() schema.Annotation { return inert{} }
 
 // QueryField stands in for entgql.QueryField.
 func QueryField(...string) schema.Annotation { return inert{} }
+
+// DescribedQueryField stands in for entgql.QueryField().Description.
+func DescribedQueryField(string) schema.Annotation { return inert{} }
