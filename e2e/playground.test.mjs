@@ -5,8 +5,10 @@
 // /playground it signs in with an API key through the page's form (a bad
 // key first), runs a query, sees the seeded items, signs out; it checks
 // the messages for an expired token and for an unreachable server; then it
-// reads /docs rendered by Redoc. Screenshots: playground-signed-in.png,
-// docs.png, and playground-wrong-key.png, playground-unreachable.png.
+// reads /docs rendered by Redoc. It also watches the ItemEvents tab stream
+// items created meanwhile through the REST API. Screenshots:
+// playground-signed-in.png, playground-live.png, docs.png, and
+// playground-wrong-key.png, playground-unreachable.png.
 //
 // Started by e2e/playground_test.go (make e2e), which runs the server and
 // passes: BASE_URL, API_KEY (the admin's), EXPIRED_TOKEN (a signed token
@@ -133,6 +135,45 @@ try {
   await run('CreateItem', ['Made in the playground']);
   await run('AllItems', [...expected, 'Made in the playground', 'bob@example.com']);
   await shot(page, 'playground-signed-in.png');
+
+  // Live: the ItemEvents tab streams (SSE, the signed-in token); items
+  // created meanwhile through the REST API appear one after the other
+  // until stop ends the stream.
+  await page.locator('.graphiql-tab', { hasText: 'ItemEvents' }).first().click();
+  await page.locator('.graphiql-tab-active', { hasText: 'ItemEvents' }).waitFor({ timeout });
+  await page.evaluate(() => document.querySelector('.graphiql-response .CodeMirror').CodeMirror.setValue(''));
+  await page.locator('.graphiql-execute-button').click();
+  await page.locator('.graphiql-execute-button[aria-label^="Stop"]').waitFor({ timeout });
+  const token = await page.evaluate(() => JSON.parse(sessionStorage.getItem('itemsvc:playground:session')).token);
+  const createOutside = async (name) => {
+    const r = await fetch(`${base}/v1/items`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ name }),
+    });
+    check(r.status === 201, `creating ${name}: HTTP ${r.status}`);
+  };
+  const shows = (name, ms) => page.waitForFunction((name) =>
+    document.querySelector('.graphiql-response .CodeMirror').CodeMirror.getValue().includes(name), name, { timeout: ms })
+    .then(() => true, () => false);
+  // The stream registers on the server a moment after it opens; an item
+  // created before that is not an event of it. Create until one shows.
+  let first = '';
+  for (let i = 1; i <= 10 && !first; i++) {
+    const name = `Live item ${i}`;
+    await createOutside(name);
+    if (await shows(name, 1500)) first = name;
+  }
+  check(first !== '', 'no item created with the REST API showed in the ItemEvents stream');
+  await createOutside('Live item, next');
+  check(await shows('Live item, next', timeout), 'the next event did not show: the stream ended after its first');
+  const liveText = await page.evaluate(() => document.querySelector('.graphiql-response .CodeMirror').CodeMirror.getValue());
+  check(liveText.includes('"type": "CREATED"') && liveText.includes('admin@example.com'), `the event lacks its type or owner:\n${liveText}`);
+  console.log(`live: "${first}" then "Live item, next" showed as they were created`);
+  await shot(page, 'playground-live.png');
+  await page.locator('.graphiql-execute-button').click(); // stop
+  await page.locator('.graphiql-execute-button[aria-label^="Execute"]').waitFor({ timeout });
+  console.log('live: stop ended the stream');
 
   // Signing out forgets the token; the same query is then refused.
   await page.locator('#signout').click();

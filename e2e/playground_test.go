@@ -47,6 +47,7 @@ func TestPagesInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	env.App.Start(context.Background()) // the event feed, for the live tab
 	srv := httptest.NewServer(env.App.Handler)
 	t.Cleanup(srv.Close)
 
@@ -54,7 +55,7 @@ func TestPagesInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	shots := []string{"playground-signed-in.png", "docs.png"}
+	shots := []string{"playground-signed-in.png", "playground-live.png", "docs.png"}
 	for _, s := range shots {
 		_ = os.Remove(filepath.Join(out, s))
 	}

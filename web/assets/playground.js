@@ -69,6 +69,15 @@ mutation UpdateItem($id: ID!, $input: ItemInput!) {
 `,
       variables: JSON.stringify({ id: 'item_…', input: { status: 'archived' } }, null, 2),
     },
+    {
+      query: `# Watch changes live: every item event you may see (an admin: all)
+# shows as it happens, until you press stop. Create or change an item in
+# another tab, or with curl, to see it come.
+subscription ItemEvents {
+  itemEvents { id type timestamp item { id name status owner { email } } }
+}
+`,
+    },
   ];
 
   function say(text, isError) {
@@ -224,6 +233,7 @@ mutation UpdateItem($id: ID!, $input: ItemInput!) {
         params = Object.assign({}, params, { operationName: ops.length === 1 ? ops[0] : undefined });
       }
     }
+    if (operationType(params) === 'subscription') return stream(params, headers);
     try {
       const r = await post(params, headers);
       if (message.dataset.unreachable) {
@@ -237,6 +247,90 @@ mutation UpdateItem($id: ID!, $input: ItemInput!) {
       message.dataset.unreachable = '1';
       say(e.message, true);
       return { errors: [{ message: e.message }] };
+    }
+  }
+
+  // operationType is the type (query, mutation, subscription) of the
+  // operation params runs: the one named, or the document's only one.
+  function operationType(params) {
+    if (typeof params.query !== 'string') return 'query';
+    const bare = params.query.replace(/"""[\s\S]*?"""|"(?:[^"\\\n]|\\.)*"|#[^\n]*/g, ' ');
+    const ops = Array.from(bare.matchAll(/(?:^|\})\s*(query|mutation|subscription)\b\s*([_A-Za-z][_0-9A-Za-z]*)?/g),
+      (m) => ({ type: m[1], name: m[2] }));
+    const op = ops.find((o) => params.operationName && o.name === params.operationName) || (ops.length === 1 ? ops[0] : null);
+    return op ? op.type : 'query';
+  }
+
+  // stream runs a subscription over Server-Sent Events (a POST asking for
+  // text/event-stream, with the same token and price as any client) and
+  // hands GraphiQL each event as it comes, until the stream ends or the
+  // user presses stop, which closes the connection at once.
+  function stream(params, headers) {
+    const ctrl = new AbortController();
+    const events = streamEvents(params, headers, ctrl.signal);
+    return {
+      [Symbol.asyncIterator]() { return this; },
+      next: () => events.next(),
+      return: (value) => {
+        ctrl.abort();
+        return Promise.resolve({ done: true, value });
+      },
+    };
+  }
+
+  async function* streamEvents(params, headers, signal) {
+    let res;
+    try {
+      res = await fetch(endpoint, {
+        method: 'POST',
+        headers: Object.assign({ 'Content-Type': 'application/json', Accept: 'text/event-stream' }, headers),
+        body: JSON.stringify(params),
+        credentials: 'omit',
+        signal,
+      });
+    } catch (e) {
+      if (signal.aborted) return;
+      const text = `GraphQL at ${endpoint} cannot be reached (${e.message}). Is the server running?`;
+      say(text, true);
+      yield { errors: [{ message: text }] };
+      return;
+    }
+    if (!(res.headers.get('Content-Type') || '').startsWith('text/event-stream')) {
+      // Refused before the stream opened (a bad token, a price over the
+      // limit): a GraphQL response of its own.
+      let json;
+      try {
+        json = await res.json();
+      } catch (e) {
+        json = { errors: [{ message: `HTTP ${res.status} without a GraphQL response` }] };
+      }
+      yield json;
+      return;
+    }
+    const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+    let buf = '';
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return;
+        buf += value.replace(/\r\n?/g, '\n');
+        for (let i = buf.indexOf('\n\n'); i >= 0; i = buf.indexOf('\n\n')) {
+          const frame = buf.slice(0, i);
+          buf = buf.slice(i + 2);
+          let event = 'message';
+          const data = [];
+          for (const line of frame.split('\n')) {
+            if (line.startsWith('event:')) event = line.slice(6).trim();
+            else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
+          }
+          if (event === 'complete') return;
+          if (event === 'next' && data.length) yield JSON.parse(data.join('\n'));
+        }
+      }
+    } catch (e) {
+      if (!signal.aborted) throw e;
+    } finally {
+      reader.cancel().catch(() => {});
     }
   }
 
