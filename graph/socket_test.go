@@ -175,14 +175,17 @@ func TestWebSocketAuthorizationPerOperation(t *testing.T) {
 		}
 	})
 	t.Run("expired token", func(t *testing.T) {
-		env, srv := newSocketEnv(t, testutil.WithConfig(func(c *config.Config) { c.TokenTTL = time.Second }))
+		// A token's expiry is a whole second (JWT exp): with a TTL of one
+		// second it could lapse before connection_init, a few ms after it
+		// was issued; two leave at least one second for the init.
+		env, srv := newSocketEnv(t, testutil.WithConfig(func(c *config.Config) { c.TokenTTL = 2 * time.Second }))
 		for _, op := range ops {
 			t.Run(op.name, func(t *testing.T) {
 				as := env.NewActor("alice@example.com", "Alice", false)
 				c := dialWS(t, srv)
 				c.init(as.Token)
 				// Wait for the expiry REST sees.
-				if !testutil.Eventually(t, 5*time.Second, func() bool {
+				if !testutil.Eventually(t, 10*time.Second, func() bool {
 					return gql(t, env, as.Token, `{ me { id } }`, nil).code() == "TOKEN_EXPIRED"
 				}) {
 					t.Fatal("the token did not expire")
