@@ -130,12 +130,6 @@ type pageDefaults struct {
 	schema *ast.Schema
 }
 
-// defaulted is an operation with its default pages: op, or nil when it
-// needs none.
-type defaulted struct {
-	op *ast.OperationDefinition
-}
-
 var _ interface {
 	graphql.HandlerExtension
 	graphql.OperationContextMutator
@@ -153,23 +147,23 @@ func (d pageDefaults) MutateOperationContext(_ context.Context, opCtx *graphql.O
 	if opCtx.Operation == nil {
 		return nil
 	}
-	if r := withDefaultPages(d.schema, opCtx.Doc, opCtx.Operation, opCtx.Variables); r.op != nil {
-		opCtx.Operation = r.op
+	if op := withDefaultPages(d.schema, opCtx.Doc, opCtx.Operation, opCtx.Variables); op != nil {
+		opCtx.Operation = op
 	}
 	return nil
 }
 
-// withDefaultPages returns op with default pages.
-func withDefaultPages(schema *ast.Schema, doc *ast.QueryDocument, op *ast.OperationDefinition, vars map[string]any) *defaulted {
+// withDefaultPages returns a copy of op with default pages, or nil when op
+// needs none.
+func withDefaultPages(schema *ast.Schema, doc *ast.QueryDocument, op *ast.OperationDefinition, vars map[string]any) *ast.OperationDefinition {
 	w := pageRewriter{schema: schema, doc: doc, vars: vars, fragments: map[string]ast.SelectionSet{}}
 	set, changed := w.set(op.SelectionSet)
-	r := &defaulted{}
-	if changed {
-		cp := *op
-		cp.SelectionSet = set
-		r.op = &cp
+	if !changed {
+		return nil
 	}
-	return r
+	cp := *op
+	cp.SelectionSet = set
+	return &cp
 }
 
 type pageRewriter struct {

@@ -144,17 +144,17 @@ func TestEveryConnectionBounded(t *testing.T) {
 				}
 			}
 			doc, op := query("")
-			d := withDefaultPages(schema, doc, op, nil)
-			if d.op == nil {
+			dop := withDefaultPages(schema, doc, op, nil)
+			if dop == nil {
 				t.Fatalf("no default page given")
 			}
-			if got, want := price(schema, d.op, nil, limit), at(fmt.Sprintf("(first: %d)", defaultPageSize)); got.Complexity != want.Complexity {
+			if got, want := price(schema, dop, nil, limit), at(fmt.Sprintf("(first: %d)", defaultPageSize)); got.Complexity != want.Complexity {
 				t.Errorf("the default page costs %d, first: %d costs %d", got.Complexity, defaultPageSize, want.Complexity)
 			}
-			if !isConnection(schema, connectionDef(d.op.SelectionSet, field)) {
+			if !isConnection(schema, connectionDef(dop.SelectionSet, field)) {
 				t.Errorf("isConnection does not know it")
 			}
-			if first := firstOf(d.op.SelectionSet, field); first != fmt.Sprint(defaultPageSize) {
+			if first := firstOf(dop.SelectionSet, field); first != fmt.Sprint(defaultPageSize) {
 				t.Errorf("default first %q, want %d", first, defaultPageSize)
 			}
 		})

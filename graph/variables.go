@@ -3,6 +3,9 @@ package graph
 import (
 	"context"
 	"fmt"
+	"iter"
+	"maps"
+	"slices"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -53,22 +56,18 @@ func (variableDepth) MutateOperationParameters(_ context.Context, p *graphql.Raw
 func tooDeep(v any, depth int) bool {
 	switch x := v.(type) {
 	case map[string]any:
-		if depth > maxVariableDepth {
-			return true
-		}
-		for _, e := range x {
-			if tooDeep(e, depth+1) {
-				return true
-			}
-		}
+		return depth > maxVariableDepth || anyTooDeep(maps.Values(x), depth+1)
 	case []any:
-		if depth > maxVariableDepth {
+		return depth > maxVariableDepth || anyTooDeep(slices.Values(x), depth+1)
+	}
+	return false
+}
+
+// anyTooDeep reports whether any of vs is tooDeep at depth.
+func anyTooDeep(vs iter.Seq[any], depth int) bool {
+	for v := range vs {
+		if tooDeep(v, depth) {
 			return true
-		}
-		for _, e := range x {
-			if tooDeep(e, depth+1) {
-				return true
-			}
 		}
 	}
 	return false

@@ -118,20 +118,28 @@ subscription ItemEvents {
   // Unreachable is what post throws when no GraphQL answer came back.
   class Unreachable extends Error {}
 
+  // send POSTs one operation, asking for accept, and returns the response;
+  // it throws Unreachable when none came (signal: a stop the caller asked
+  // for, whose abort it rethrows as it is).
+  async function send(body, headers, accept, signal) {
+    try {
+      return await fetch(endpoint, {
+        method: 'POST',
+        headers: Object.assign({ 'Content-Type': 'application/json', Accept: accept }, headers),
+        body: JSON.stringify(body),
+        credentials: 'omit',
+        signal,
+      });
+    } catch (e) {
+      if (signal && signal.aborted) throw e;
+      throw new Unreachable(`GraphQL at ${endpoint} cannot be reached (${e.message}). Is the server running? Reload the page once it is.`);
+    }
+  }
+
   // post sends one operation and returns the HTTP status and the decoded
   // GraphQL response; it throws Unreachable when there is none.
   async function post(body, headers) {
-    let res;
-    try {
-      res = await fetch(endpoint, {
-        method: 'POST',
-        headers: Object.assign({ 'Content-Type': 'application/json', Accept: 'application/json' }, headers),
-        body: JSON.stringify(body),
-        credentials: 'omit',
-      });
-    } catch (e) {
-      throw new Unreachable(`GraphQL at ${endpoint} cannot be reached (${e.message}). Is the server running? Reload the page once it is.`);
-    }
+    const res = await send(body, headers, 'application/json');
     let json;
     try {
       json = await res.json();
@@ -254,8 +262,7 @@ subscription ItemEvents {
   // operation params runs: the one named, or the document's only one.
   function operationType(params) {
     if (typeof params.query !== 'string') return 'query';
-    const bare = params.query.replace(/"""[\s\S]*?"""|"(?:[^"\\\n]|\\.)*"|#[^\n]*/g, ' ');
-    const ops = Array.from(bare.matchAll(/(?:^|\})\s*(query|mutation|subscription)\b\s*([_A-Za-z][_0-9A-Za-z]*)?/g),
+    const ops = Array.from(bare(params.query).matchAll(/(?:^|\})\s*(query|mutation|subscription)\b\s*([_A-Za-z][_0-9A-Za-z]*)?/g),
       (m) => ({ type: m[1], name: m[2] }));
     const op = ops.find((o) => params.operationName && o.name === params.operationName) || (ops.length === 1 ? ops[0] : null);
     return op ? op.type : 'query';
@@ -281,18 +288,11 @@ subscription ItemEvents {
   async function* streamEvents(params, headers, signal) {
     let res;
     try {
-      res = await fetch(endpoint, {
-        method: 'POST',
-        headers: Object.assign({ 'Content-Type': 'application/json', Accept: 'text/event-stream' }, headers),
-        body: JSON.stringify(params),
-        credentials: 'omit',
-        signal,
-      });
+      res = await send(params, headers, 'text/event-stream', signal);
     } catch (e) {
-      if (signal.aborted) return;
-      const text = `GraphQL at ${endpoint} cannot be reached (${e.message}). Is the server running?`;
-      say(text, true);
-      yield { errors: [{ message: text }] };
+      if (!(e instanceof Unreachable)) return; // stopped before it opened
+      say(e.message, true);
+      yield { errors: [{ message: e.message }] };
       return;
     }
     if (!(res.headers.get('Content-Type') || '').startsWith('text/event-stream')) {
@@ -334,11 +334,15 @@ subscription ItemEvents {
     }
   }
 
-  // operationNames lists the named operations of a GraphQL document, its
-  // comments and strings left out.
+  // bare is a GraphQL document with its comments and strings blanked out,
+  // so that keywords inside them are not read as the document's own.
+  function bare(doc) {
+    return doc.replace(/"""[\s\S]*?"""|"(?:[^"\\\n]|\\.)*"|#[^\n]*/g, ' ');
+  }
+
+  // operationNames lists the named operations of a GraphQL document.
   function operationNames(doc) {
-    const bare = doc.replace(/"""[\s\S]*?"""|"(?:[^"\\\n]|\\.)*"|#[^\n]*/g, ' ');
-    return Array.from(bare.matchAll(/\b(?:query|mutation|subscription)\s+([_A-Za-z][_0-9A-Za-z]*)/g), (m) => m[1]);
+    return Array.from(bare(doc).matchAll(/\b(?:query|mutation|subscription)\s+([_A-Za-z][_0-9A-Za-z]*)/g), (m) => m[1]);
   }
 
   function start() {
