@@ -46,6 +46,8 @@ type costLimit struct {
 	// anonymousIntrospection lets a request without a token read the
 	// schema (the playground is on); login is always allowed.
 	anonymousIntrospection bool
+	// prices are the prices of operations without variables.
+	prices *opMemo[*cost]
 }
 
 var _ interface {
@@ -108,12 +110,18 @@ func (l costLimit) MutateOperationContext(ctx context.Context, opCtx *graphql.Op
 	return nil
 }
 
-// price prices the operation, on every request. (Keeping the price of an
-// operation without variables with its parsed document bought less than 3%
-// of GraphQL list throughput: docs/ablation.md.)
+// price prices the operation. An operation without variables costs the
+// same on every request: its price is kept with it (l.prices) and shared,
+// read-only, by every request of the same document.
 func (l costLimit) price(opCtx *graphql.OperationContext) *cost {
-	c := price(l.schema, opCtx.Operation, opCtx.Variables, l.max)
-	return &c
+	compute := func() *cost {
+		c := price(l.schema, opCtx.Operation, opCtx.Variables, l.max)
+		return &c
+	}
+	if l.prices == nil || len(opCtx.Operation.VariableDefinitions) > 0 {
+		return compute()
+	}
+	return l.prices.Get(opCtx.Operation, compute)
 }
 
 func (l costLimit) overError(c *cost) *gqlerror.Error {

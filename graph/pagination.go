@@ -125,9 +125,18 @@ func pageSize(first, last *int) int {
 // connection such as owner { items } for every parent at once, and the
 // pricer) sees the same bounded page. The parsed document is shared by
 // every request of it and is never edited: the changed path is copied, and
-// a fragment on it inlined, on every request.
+// a fragment on it inlined. An operation whose defaults do not depend on
+// its variables is rewritten once and kept with it (memo).
 type pageDefaults struct {
 	schema *ast.Schema
+	memo   *opMemo[defaulted]
+}
+
+// defaulted is an operation with its default pages: op, or nil when it
+// needs none; dynamic when that depends on the variables.
+type defaulted struct {
+	op      *ast.OperationDefinition
+	dynamic bool
 }
 
 var _ interface {
@@ -147,29 +156,37 @@ func (d pageDefaults) MutateOperationContext(_ context.Context, opCtx *graphql.O
 	if opCtx.Operation == nil {
 		return nil
 	}
-	if op := withDefaultPages(d.schema, opCtx.Doc, opCtx.Operation, opCtx.Variables); op != nil {
-		opCtx.Operation = op
+	compute := func() defaulted { return withDefaultPages(d.schema, opCtx.Doc, opCtx.Operation, opCtx.Variables) }
+	r := d.memo.Get(opCtx.Operation, compute)
+	if r.dynamic {
+		r = compute()
+	}
+	if r.op != nil {
+		opCtx.Operation = r.op
 	}
 	return nil
 }
 
-// withDefaultPages returns a copy of op with default pages, or nil when op
-// needs none.
-func withDefaultPages(schema *ast.Schema, doc *ast.QueryDocument, op *ast.OperationDefinition, vars map[string]any) *ast.OperationDefinition {
+// withDefaultPages returns a copy of op with default pages, or no op when
+// op needs none.
+func withDefaultPages(schema *ast.Schema, doc *ast.QueryDocument, op *ast.OperationDefinition, vars map[string]any) defaulted {
 	w := pageRewriter{schema: schema, doc: doc, vars: vars, fragments: map[string]ast.SelectionSet{}}
 	set, changed := w.set(op.SelectionSet)
 	if !changed {
-		return nil
+		return defaulted{dynamic: w.dynamic}
 	}
 	cp := *op
 	cp.SelectionSet = set
-	return &cp
+	return defaulted{op: &cp, dynamic: w.dynamic}
 }
 
 type pageRewriter struct {
 	schema *ast.Schema
 	doc    *ast.QueryDocument
 	vars   map[string]any
+	// dynamic: a page size comes from a variable, so the defaults depend
+	// on the request.
+	dynamic bool
 	// fragments are the fragments already rewritten (nil: unchanged), so
 	// that each is walked once however often it is spread.
 	fragments map[string]ast.SelectionSet
@@ -245,6 +262,7 @@ func (w *pageRewriter) unpaged(f *ast.Field) bool {
 		switch a.Value.Kind {
 		case ast.NullValue:
 		case ast.Variable:
+			w.dynamic = true
 			if w.vars[a.Value.Raw] != nil {
 				return false
 			}

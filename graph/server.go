@@ -13,6 +13,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/acme/itemsvc/graph/generated"
+	"github.com/acme/itemsvc/graph/serial"
 	"github.com/acme/itemsvc/internal/service"
 )
 
@@ -77,10 +78,12 @@ func NewServer(svc *service.Service, opts Options) http.Handler {
 	srv.SetValidationRulesFn(operationRules)
 	srv.Use(variableDepth{}) // before gqlgen coerces the variables
 	srv.Use(queriesOverGET{})
-	srv.Use(pageDefaults{schema: es.Schema()}) // before what keys on the operation
+	srv.Use(pageDefaults{schema: es.Schema(), memo: new(opMemo[defaulted])}) // before what keys on the operation
+	srv.Use(serial.FieldsCache{})                                            // for serial.CollectFields
 	srv.Use(extension.Introspection{})
 	srv.Use(depthLimit{max: opts.MaxDepth})
-	srv.Use(costLimit{schema: es.Schema(), max: opts.MaxComplexity, anonymousIntrospection: opts.AnonymousIntrospection})
+	srv.Use(costLimit{schema: es.Schema(), max: opts.MaxComplexity, anonymousIntrospection: opts.AnonymousIntrospection,
+		prices: new(opMemo[*cost])})
 	srv.AroundOperations(withCountsOnce)
 	srv.AroundOperations(operationDeadline(opts.RequestTimeout))
 	p := presenter{log: opts.Logger, schema: es.Schema()}

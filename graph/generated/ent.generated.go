@@ -2144,7 +2144,7 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 var itemImplementors = []string{"Item", "Node"}
 
 func (ec *executionContext) _Item(ctx context.Context, sel ast.SelectionSet, obj *ent.Item) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, itemImplementors)
+	fields := serial.CollectFields(ec.OperationContext, sel, itemImplementors)
 
 	out := serial.NewFields(ctx, len(fields))
 	var deferredFieldSet *graphql.FieldSet
@@ -2304,7 +2304,7 @@ func (ec *executionContext) _Item(ctx context.Context, sel ast.SelectionSet, obj
 var itemConnectionImplementors = []string{"ItemConnection"}
 
 func (ec *executionContext) _ItemConnection(ctx context.Context, sel ast.SelectionSet, obj *ent.ItemConnection) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, itemConnectionImplementors)
+	fields := serial.CollectFields(ec.OperationContext, sel, itemConnectionImplementors)
 
 	out := serial.NewFields(ctx, len(fields))
 
@@ -2342,7 +2342,7 @@ func (ec *executionContext) _ItemConnection(ctx context.Context, sel ast.Selecti
 var itemEdgeImplementors = []string{"ItemEdge"}
 
 func (ec *executionContext) _ItemEdge(ctx context.Context, sel ast.SelectionSet, obj *ent.ItemEdge) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, itemEdgeImplementors)
+	fields := serial.CollectFields(ec.OperationContext, sel, itemEdgeImplementors)
 
 	out := serial.NewFields(ctx, len(fields))
 
@@ -2375,7 +2375,7 @@ func (ec *executionContext) _ItemEdge(ctx context.Context, sel ast.SelectionSet,
 var pageInfoImplementors = []string{"PageInfo"}
 
 func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet, obj *entgql.PageInfo[string]) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, pageInfoImplementors)
+	fields := serial.CollectFields(ec.OperationContext, sel, pageInfoImplementors)
 
 	out := serial.NewFields(ctx, len(fields))
 
@@ -2418,7 +2418,7 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 var queryImplementors = []string{"Query"}
 
 func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, queryImplementors)
+	fields := serial.CollectFields(ec.OperationContext, sel, queryImplementors)
 	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
 		Object: "Query",
 	})
@@ -2595,7 +2595,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 var userImplementors = []string{"User", "Node"}
 
 func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj *ent.User) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, userImplementors)
+	fields := serial.CollectFields(ec.OperationContext, sel, userImplementors)
 
 	out := serial.NewFields(ctx, len(fields))
 	var deferredFieldSet *graphql.FieldSet
@@ -2705,7 +2705,7 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 var userConnectionImplementors = []string{"UserConnection"}
 
 func (ec *executionContext) _UserConnection(ctx context.Context, sel ast.SelectionSet, obj *ent.UserConnection) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, userConnectionImplementors)
+	fields := serial.CollectFields(ec.OperationContext, sel, userConnectionImplementors)
 
 	out := serial.NewFields(ctx, len(fields))
 
@@ -2743,7 +2743,7 @@ func (ec *executionContext) _UserConnection(ctx context.Context, sel ast.Selecti
 var userEdgeImplementors = []string{"UserEdge"}
 
 func (ec *executionContext) _UserEdge(ctx context.Context, sel ast.SelectionSet, obj *ent.UserEdge) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, userEdgeImplementors)
+	fields := serial.CollectFields(ec.OperationContext, sel, userEdgeImplementors)
 
 	out := serial.NewFields(ctx, len(fields))
 

@@ -502,7 +502,7 @@ func (ec *executionContext) unmarshalInputItemInput(ctx context.Context, obj any
 var itemEventImplementors = []string{"ItemEvent"}
 
 func (ec *executionContext) _ItemEvent(ctx context.Context, sel ast.SelectionSet, obj *model.ItemEvent) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, itemEventImplementors)
+	fields := serial.CollectFields(ec.OperationContext, sel, itemEventImplementors)
 
 	out := serial.NewFields(ctx, len(fields))
 
@@ -545,7 +545,7 @@ func (ec *executionContext) _ItemEvent(ctx context.Context, sel ast.SelectionSet
 var mutationImplementors = []string{"Mutation"}
 
 func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, mutationImplementors)
+	fields := serial.CollectFields(ec.OperationContext, sel, mutationImplementors)
 	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
 		Object: "Mutation",
 	})
@@ -604,7 +604,7 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 var subscriptionImplementors = []string{"Subscription"}
 
 func (ec *executionContext) _Subscription(ctx context.Context, sel ast.SelectionSet) func(ctx context.Context) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, subscriptionImplementors)
+	fields := serial.CollectFields(ec.OperationContext, sel, subscriptionImplementors)
 	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
 		Object: "Subscription",
 	})
@@ -624,7 +624,7 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 var tokenImplementors = []string{"Token"}
 
 func (ec *executionContext) _Token(ctx context.Context, sel ast.SelectionSet, obj *service.Token) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, tokenImplementors)
+	fields := serial.CollectFields(ec.OperationContext, sel, tokenImplementors)
 
 	out := serial.NewFields(ctx, len(fields))
 

@@ -13,7 +13,8 @@
 //     gqlgen's FieldSet, with the deferred-fragment bookkeeping done only
 //     when a fragment can be deferred, and no FieldSet at all for an object
 //     whose fields all resolve in place (serial.Fields);
-//   - the response's data written into a pooled buffer (serial.Buffer).
+//   - fields collected through serial.CollectFields, the response's data
+//     written into a pooled buffer (serial.Buffer).
 //
 // docs/ablation.md measures what each kind buys; the kinds that bought less
 // than 3% of GraphQL list throughput were removed.
@@ -60,6 +61,8 @@ type Kind string
 const (
 	// List: a graphql.MarshalSliceConcurrently call, into serial.MarshalSlice.
 	List Kind = "list"
+	// Collect: a graphql.CollectFields call, into serial.CollectFields.
+	Collect Kind = "collect fields"
 	// Buffer: the `var buf bytes.Buffer; data.MarshalGQL(&buf)` of an Exec,
 	// into serial.Buffer.
 	Buffer Kind = "response buffer"
@@ -84,7 +87,7 @@ const (
 )
 
 // Kinds lists every kind, in the order of a report.
-var Kinds = []Kind{List, Buffer, Scalar, ScalarRef, ObjectField, Object, InPlace}
+var Kinds = []Kind{List, Collect, Buffer, Scalar, ScalarRef, ObjectField, Object, InPlace}
 
 // exceptions are the candidates the rewrite leaves alone on purpose, by
 // "function kind", with the reason.
@@ -274,6 +277,10 @@ func rewriteFunc(fn *ast.FuncDecl, schema *gqlast.Schema, identities map[string]
 				pkg.Name, sel.Sel.Name = "serial", "MarshalSlice"
 				got[List]++
 			}
+			if pkg, ok := sel.X.(*ast.Ident); ok && !off[Collect] && pkg.Name == "graphql" && sel.Sel.Name == "CollectFields" {
+				pkg.Name = "serial"
+				got[Collect]++
+			}
 		}
 		return true
 	})
@@ -303,8 +310,13 @@ func rootType(name string) bool {
 func candidates(fn *ast.FuncDecl, schema *gqlast.Schema, identities map[string]bool) map[Kind]int {
 	want := map[Kind]int{}
 	ast.Inspect(fn.Body, func(n ast.Node) bool {
-		if sel, ok := n.(*ast.SelectorExpr); ok && sel.Sel.Name == "MarshalSliceConcurrently" {
-			want[List]++
+		if sel, ok := n.(*ast.SelectorExpr); ok {
+			switch sel.Sel.Name {
+			case "MarshalSliceConcurrently":
+				want[List]++
+			case "CollectFields":
+				want[Collect]++
+			}
 		}
 		return true
 	})

@@ -82,6 +82,7 @@ func TestRewriteGqlgenOutput(t *testing.T) {
 	}
 	pins := map[gqlrewrite.Kind]int{
 		gqlrewrite.List:        14,
+		gqlrewrite.Collect:     18,
 		gqlrewrite.Buffer:      1,
 		gqlrewrite.Scalar:      34,
 		gqlrewrite.ScalarRef:   22,
