@@ -3,7 +3,9 @@
 // nothing else: any request to another host is aborted and fails the test,
 // as does any Content-Security-Policy violation or script error. On
 // /playground it signs in with an API key through the page's form (a bad
-// key first), runs a query, sees the seeded items, signs out; it checks
+// key first; a refusal from before signing in leaves the results pane),
+// runs the example tabs (UpdateItem and DeleteItem on the id filled in),
+// sees the seeded items, signs out; it checks
 // the messages for an expired token and for an unreachable server; then it
 // reads /docs rendered by Redoc. It also watches the ItemEvents tab stream
 // items created meanwhile through the REST API. Screenshots:
@@ -59,7 +61,7 @@ await context.route('**/*', (route) => {
   return route.abort('internetdisconnected');
 });
 const page = await context.newPage();
-page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+page.on('pageerror', (e) => problems.push(`page error: ${e.stack}`));
 // Redoc 2's sidebar footer always shows Redocly's logo from its CDN; the
 // policy refuses it before any request is made, and Redoc then hides the
 // image (its onError). That one refusal is expected; any other fails.
@@ -85,6 +87,12 @@ try {
   await bar.form.waitFor({ timeout });
   // The schema loads before anyone signs in (anonymous introspection).
   await page.locator('.graphiql-query-editor .CodeMirror').first().waitFor({ timeout });
+
+  // A query before signing in is refused for want of a token; the refusal
+  // must leave the results pane once signed in.
+  const responseText = () => page.evaluate(() => document.querySelector('.graphiql-response .CodeMirror').CodeMirror.getValue());
+  await page.locator('.graphiql-execute-button').click();
+  await page.locator('.graphiql-response').getByText('needs a token').first().waitFor({ timeout });
 
   // A wrong key says so, in the server's words.
   await bar.key.fill('sk_live_not-a-key');
@@ -112,6 +120,8 @@ try {
   check(!stored.local.includes(stored.token), 'the token is in localStorage');
   check(!stored.session.includes(apiKey) && !stored.local.includes(apiKey), 'the API key was stored');
   console.log(`signed in as ${who}`);
+  await page.waitForFunction(() => !document.querySelector('.graphiql-response .CodeMirror').CodeMirror.getValue().includes('needs a token'), null, { timeout });
+  console.log('signed in: the refusal from before is gone from the results pane');
 
   // The example tabs run as they are: the admin's own items, everyone's
   // items with their owners, the users, creating an item.
@@ -135,6 +145,13 @@ try {
   await run('CreateItem', ['Made in the playground']);
   await run('AllItems', [...expected, 'Made in the playground', 'bob@example.com']);
   await shot(page, 'playground-signed-in.png');
+  // UpdateItem and DeleteItem run on the id of the item changed last (the
+  // one just created), filled in instead of the placeholder.
+  const made = JSON.parse(await responseText()).data.items.edges[0].node;
+  check(made.name === 'Made in the playground', `AllItems' first item is ${JSON.stringify(made)}`);
+  await run('UpdateItem', [`"id": "${made.id}"`, '"status": "archived"']);
+  await run('DeleteItem', [`"deleteItem": "${made.id}"`]);
+  console.log(`the examples updated and deleted ${made.id}, the item changed last`);
 
   // Live: the ItemEvents tab streams (SSE, the signed-in token); items
   // created meanwhile through the REST API appear one after the other

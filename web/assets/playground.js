@@ -14,6 +14,20 @@
   const message = $('message');
   let expiryTimer = 0;
 
+  // The schema's names that its next change renames (issue 27: ItemInput
+  // splits into CreateItemInput and UpdateItemInput, enum values become
+  // upper case). Nothing else here names them: the browsing view reads
+  // ItemStatus's values from the schema.
+  const names = {
+    createInput: 'ItemInput', // then CreateItemInput
+    updateInput: 'ItemInput', // then UpdateItemInput
+    archived: 'archived', // ItemStatus, in the UpdateItem example; then ARCHIVED
+  };
+
+  // The id the UpdateItem and DeleteItem examples start with; signed in,
+  // the playground puts one of the user's items' in its place.
+  const idPlaceholder = 'item_…';
+
   // Example tabs for the usual chores; GraphiQL keeps the user's own tabs
   // in localStorage after the first visit.
   const examples = [
@@ -54,20 +68,30 @@ query Users {
 `,
     },
     {
-      query: `# Create an item you own (status: active or archived).
-mutation CreateItem($input: ItemInput!) {
+      query: `# Create an item you own (its status: see ItemStatus in the docs).
+mutation CreateItem($input: ${names.createInput}!) {
   createItem(input: $input) { id name description status createdAt }
 }
 `,
       variables: JSON.stringify({ input: { name: 'Made in the playground', description: 'hello' } }, null, 2),
     },
     {
-      query: `# Change the fields given; paste an id from AllItems.
-mutation UpdateItem($id: ID!, $input: ItemInput!) {
+      query: `# Change the fields given. Signed in, the id is that of the item
+# changed last; any id from AllItems will do.
+mutation UpdateItem($id: ID!, $input: ${names.updateInput}!) {
   updateItem(id: $id, input: $input) { id name status updatedAt }
 }
 `,
-      variables: JSON.stringify({ id: 'item_…', input: { status: 'archived' } }, null, 2),
+      variables: JSON.stringify({ id: idPlaceholder, input: { status: names.archived } }, null, 2),
+    },
+    {
+      query: `# Delete an item for good; it answers the id. Signed in, the id is
+# that of the item changed last: check it before you run this.
+mutation DeleteItem($id: ID!) {
+  deleteItem(id: $id)
+}
+`,
+      variables: JSON.stringify({ id: idPlaceholder }, null, 2),
     },
     {
       query: `# Watch changes live: every item event you may see (an admin: all)
@@ -109,6 +133,8 @@ subscription ItemEvents {
     form.hidden = true;
     sessionBox.hidden = false;
     say('');
+    clearStaleRefusal();
+    refreshExampleId(true);
     clearTimeout(expiryTimer);
     expiryTimer = setTimeout(() => {
       signedOut('Your session has expired: sign in again with your API key.', true);
@@ -249,6 +275,10 @@ subscription ItemEvents {
         say('');
       }
       if (s && !own) rejected(r.status, firstError(r.json));
+      if (s && r.json && r.json.data && operationType(params) === 'mutation') {
+        if (typeof r.json.data.deleteItem === 'string') spentIds.add(r.json.data.deleteItem);
+        refreshExampleId(false); // the item changed last may be another now
+      }
       return r.json;
     } catch (e) {
       if (!(e instanceof Unreachable)) throw e;
@@ -256,6 +286,62 @@ subscription ItemEvents {
       say(e.message, true);
       return { errors: [{ message: e.message }] };
     }
+  }
+
+  // clearStaleRefusal empties GraphiQL's results pane when it shows a
+  // refusal for want of a (valid) token: after signing in it no longer holds.
+  function clearStaleRefusal() {
+    const el = document.querySelector('.graphiql-response .CodeMirror');
+    if (el && /"code": "(UNAUTHORIZED|TOKEN_EXPIRED)"/.test(el.CodeMirror.getValue())) el.CodeMirror.setValue('');
+  }
+
+  // Example ids: exampleId is the id of the item the signed-in user may see
+  // that changed last (looked up on sign-in and after each mutation); it
+  // takes the place of the placeholder, or of an id deleted since, in the
+  // variables of the tab GraphiQL shows.
+  let exampleId = '';
+  const spentIds = new Set([idPlaceholder]);
+
+  // refreshExampleId looks exampleId up again; now fills it into the tab
+  // on screen at once (on sign-in), otherwise it waits for a tab switch
+  // (after a mutation, whose tab must not turn to another item by itself).
+  async function refreshExampleId(now) {
+    const s = session();
+    if (!s) return;
+    try {
+      const r = await post({
+        query: 'query ExampleItem { items(first: 1, orderBy: {field: UPDATED_AT, direction: DESC}) { edges { node { id } } } }',
+        operationName: 'ExampleItem',
+      }, bearer(s));
+      const edges = r.json.data ? r.json.data.items.edges : [];
+      exampleId = edges.length ? edges[0].node.id : '';
+    } catch (e) {
+      return; // the examples keep their placeholder
+    }
+    if (now) fillExampleIds();
+  }
+
+  // variablesEditor is the CodeMirror of GraphiQL's variables editor (the
+  // first of its tools; headers come second), once it has one; it fills
+  // example ids into each tab GraphiQL loads into it.
+  function variablesEditor() {
+    const el = document.querySelector('.graphiql-editor-tool > .graphiql-editor:first-child .CodeMirror');
+    const cm = el && el.CodeMirror;
+    if (cm && !cm.itemsvcFills) {
+      cm.itemsvcFills = true;
+      cm.on('change', (_, change) => {
+        if (!change || change.origin === 'setValue') fillExampleIds(); // GraphiQL also signals bare changes
+      });
+    }
+    return cm;
+  }
+
+  function fillExampleIds() {
+    const cm = variablesEditor();
+    if (!cm || !exampleId || !session()) return;
+    const text = cm.getValue();
+    const filled = text.replace(/("id"\s*:\s*")([^"]*)"/g, (m, key, id) => (spentIds.has(id) ? `${key}${exampleId}"` : m));
+    if (filled !== text) cm.setValue(filled);
   }
 
   // operationType is the type (query, mutation, subscription) of the
@@ -357,6 +443,7 @@ subscription ItemEvents {
     } else {
       signedOut(sessionStorage.getItem(tokenKey) ? 'Your session has expired: sign in again with your API key.' : '', true);
     }
+    $('graphiql').addEventListener('click', variablesEditor); // hooks example ids onto the editor
     ReactDOM.createRoot($('graphiql')).render(React.createElement(GraphiQL, {
       fetcher,
       defaultTabs: examples,
