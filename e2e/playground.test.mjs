@@ -5,12 +5,12 @@
 // /playground it signs in with an API key through the page's form (a bad
 // key first; a refusal from before signing in leaves the results pane),
 // runs the example tabs (UpdateItem and DeleteItem on the id filled in),
-// sees the seeded items, signs out; it checks
+// sees the seeded items, opens the explorer plugin, signs out; it checks
 // the messages for an expired token and for an unreachable server; then it
 // reads /docs rendered by Redoc. It also watches the ItemEvents tab stream
 // items created meanwhile through the REST API. Screenshots:
-// playground-signed-in.png, playground-live.png, docs.png, and
-// playground-wrong-key.png, playground-unreachable.png.
+// playground-signed-in.png, playground-explorer.png, playground-live.png,
+// docs.png, and playground-wrong-key.png, playground-unreachable.png.
 //
 // Started by e2e/playground_test.go (make e2e), which runs the server and
 // passes: BASE_URL, API_KEY (the admin's), EXPIRED_TOKEN (a signed token
@@ -152,6 +152,14 @@ try {
   await run('UpdateItem', [`"id": "${made.id}"`, '"status": "archived"']);
   await run('DeleteItem', [`"deleteItem": "${made.id}"`]);
   console.log(`the examples updated and deleted ${made.id}, the item changed last`);
+
+  // GraphiQL's explorer plugin lists the schema's operations to click.
+  await page.locator('.graphiql-tab', { hasText: 'AllItems' }).first().click();
+  await page.getByRole('button', { name: /GraphiQL Explorer/ }).click();
+  await page.locator('.graphiql-explorer-root').getByText('users', { exact: true }).first().waitFor({ timeout });
+  await shot(page, 'playground-explorer.png');
+  await page.getByRole('button', { name: /GraphiQL Explorer/ }).click();
+  console.log('the explorer plugin shows the schema');
 
   // Live: the ItemEvents tab streams (SSE, the signed-in token); items
   // created meanwhile through the REST API appear one after the other

@@ -55,7 +55,7 @@ func TestPagesInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	shots := []string{"playground-signed-in.png", "playground-live.png", "docs.png"}
+	shots := []string{"playground-signed-in.png", "playground-live.png", "playground-explorer.png", "docs.png"}
 	for _, s := range shots {
 		_ = os.Remove(filepath.Join(out, s))
 	}

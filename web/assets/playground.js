@@ -446,6 +446,8 @@ subscription ItemEvents {
     $('graphiql').addEventListener('click', variablesEditor); // hooks example ids onto the editor
     ReactDOM.createRoot($('graphiql')).render(React.createElement(GraphiQL, {
       fetcher,
+      // GraphiQL's point-and-click query builder, when its bundle loaded.
+      plugins: window.GraphiQLPluginExplorer ? [GraphiQLPluginExplorer.explorerPlugin()] : [],
       defaultTabs: examples,
       defaultEditorToolsVisibility: true,
       isHeadersEditorEnabled: true,
