@@ -125,6 +125,7 @@ subscription ItemEvents {
     sessionBox.hidden = true;
     form.hidden = false;
     say(note || '', isError);
+    browse.reset();
   }
 
   function signedIn(me, s) {
@@ -135,6 +136,8 @@ subscription ItemEvents {
     say('');
     clearStaleRefusal();
     refreshExampleId(true);
+    browse.reset();
+    if (!$('browse').hidden) browse.open();
     clearTimeout(expiryTimer);
     expiryTimer = setTimeout(() => {
       signedOut('Your session has expired: sign in again with your API key.', true);
@@ -430,6 +433,382 @@ subscription ItemEvents {
   function operationNames(doc) {
     return Array.from(bare(doc).matchAll(/\b(?:query|mutation|subscription)\s+([_A-Za-z][_0-9A-Za-z]*)/g), (m) => m[1]);
   }
+
+  // The browsing view: the items the signed-in user may see as a table,
+  // paged by cursor, filtered, edited and deleted in place and, in live
+  // mode, kept up to date by the itemEvents subscription. It asks the same
+  // GraphQL API with the same token as GraphiQL, so the same rules hold: a
+  // user who may not list users gets no owner filter and sees their own
+  // items only.
+  const pageSize = 20;
+  const itemFields = 'id name status updatedAt owner { id email }';
+  const browseQueries = {
+    statuses: 'query ItemStatuses { __type(name: "ItemStatus") { enumValues { name } } }',
+    owners: 'query Owners { users(first: 100) { edges { node { id email } } } }',
+    items: `query BrowseItems($after: Cursor, $where: ItemWhereInput) {
+  items(first: ${pageSize}, after: $after, where: $where, orderBy: {field: UPDATED_AT, direction: DESC}) {
+    totalCount
+    pageInfo { hasNextPage endCursor }
+    edges { node { ${itemFields} } }
+  }
+}`,
+    update: `mutation BrowseUpdateItem($id: ID!, $input: ${names.updateInput}!) { updateItem(id: $id, input: $input) { ${itemFields} } }`,
+    remove: 'mutation BrowseDeleteItem($id: ID!) { deleteItem(id: $id) }',
+    live: `subscription BrowseItemEvents { itemEvents { id type item { ${itemFields} } } }`,
+  };
+
+  const browse = (function browsingView() {
+    const view = $('browse');
+    const rows = $('item-rows');
+    const note = $('browse-message');
+    const filters = { owner: $('filter-owner'), status: $('filter-status'), name: $('filter-name') };
+    const liveBox = $('live');
+    let statuses = null; // ItemStatus's values, read from the schema once signed in
+    let cursors = []; // the after of each page before this one
+    let after = null; // this page's
+    let endCursor = null; // the next page's after
+    let total = 0;
+    let hasNext = false;
+    let loading = 0; // the number of the last load, to drop answers to older ones
+    let live = null; // the AbortController of the running stream
+    let nameTimer = 0;
+
+    function tell(text, isError) {
+      note.textContent = text;
+      note.classList.toggle('error', !!isError);
+      note.hidden = !text;
+    }
+
+    // ask runs one operation with the session's token and returns its data;
+    // it throws an Error saying what went wrong, with the GraphQL error's
+    // code as .code.
+    async function ask(query, variables) {
+      const s = session();
+      if (!s) throw new Error('Sign in first: the items you see are those your API key may see.');
+      const r = await post({ query, variables }, bearer(s));
+      const err = firstError(r.json);
+      if (rejected(r.status, err)) throw new Error('Sign in again.');
+      if (err || !r.json.data) {
+        const e = new Error(err ? describe(err) : `HTTP ${r.status}`);
+        e.code = err && err.extensions && err.extensions.code;
+        throw e;
+      }
+      return r.json.data;
+    }
+
+    function option(value, text) {
+      const o = document.createElement('option');
+      o.value = value;
+      o.textContent = text;
+      return o;
+    }
+
+    // open shows the view, reading the statuses and owners first once per
+    // sign-in.
+    async function open() {
+      if (!session()) {
+        tell('Sign in to browse the items your API key may see.');
+        return;
+      }
+      try {
+        if (!statuses) {
+          const data = await ask(browseQueries.statuses);
+          statuses = data.__type.enumValues.map((v) => v.name);
+          filters.status.replaceChildren(option('', 'any'), ...statuses.map((v) => option(v, v)));
+          await loadOwners();
+        }
+        await load();
+      } catch (e) {
+        tell(e.message, true);
+      }
+    }
+
+    // loadOwners fills the owner filter from the users list, or hides it
+    // for a user who may not list users (they see their own items only).
+    async function loadOwners() {
+      try {
+        const data = await ask(browseQueries.owners);
+        const users = data.users.edges.map((e) => e.node);
+        filters.owner.replaceChildren(option('', 'anyone'), ...users.map((u) => option(u.id, u.email)));
+        $('owner-filter').hidden = false;
+      } catch (e) {
+        if (e.code !== 'PERMISSION_DENIED') throw e;
+        $('owner-filter').hidden = true;
+      }
+    }
+
+    function where() {
+      const w = {};
+      if (filters.owner.value) w.hasOwnerWith = [{ id: filters.owner.value }];
+      if (filters.status.value) w.status = filters.status.value;
+      if (filters.name.value.trim()) w.nameContainsFold = filters.name.value.trim();
+      return w;
+    }
+
+    // matches tells whether an item, as an event carries it, passes the
+    // filters (nameContainsFold's folding approximated by lower case).
+    function matches(item) {
+      const name = filters.name.value.trim().toLowerCase();
+      return (!filters.owner.value || item.owner.id === filters.owner.value) &&
+        (!filters.status.value || item.status === filters.status.value) &&
+        (!name || item.name.toLowerCase().includes(name));
+    }
+
+    async function load() {
+      const n = ++loading;
+      view.setAttribute('aria-busy', 'true');
+      try {
+        const data = await ask(browseQueries.items, { after, where: where() });
+        if (n !== loading) return;
+        total = data.items.totalCount;
+        hasNext = data.items.pageInfo.hasNextPage;
+        rows.replaceChildren(...data.items.edges.map((e) => row(e.node)));
+        pager(data.items.pageInfo.endCursor);
+        tell(total ? '' : 'No items match.');
+      } catch (e) {
+        if (n === loading) tell(e.message, true);
+      } finally {
+        if (n === loading) view.removeAttribute('aria-busy');
+      }
+    }
+
+    // pager shows which items of how many the page holds; end is the
+    // after of the next page, when a load has just read it.
+    function pager(end) {
+      if (end !== undefined) endCursor = end;
+      const first = cursors.length * pageSize;
+      const shown = rows.children.length;
+      $('page-info').textContent = shown ? `${first + 1}–${first + shown} of ${total}` : `0 of ${total}`;
+      $('page-prev').disabled = cursors.length === 0;
+      $('page-next').disabled = !hasNext;
+    }
+
+    function cell(text) {
+      const td = document.createElement('td');
+      td.textContent = text;
+      return td;
+    }
+
+    function button(text, label, onClick) {
+      const b = document.createElement('button');
+      b.type = 'button';
+      b.textContent = text;
+      b.setAttribute('aria-label', label);
+      b.addEventListener('click', onClick);
+      return b;
+    }
+
+    // row draws one item, with its Edit and Delete buttons.
+    function row(item) {
+      const tr = document.createElement('tr');
+      tr.dataset.id = item.id;
+      tr.item = item;
+      const when = new Date(item.updatedAt);
+      const updated = cell(when.toLocaleString());
+      updated.title = item.updatedAt;
+      const actions = document.createElement('td');
+      actions.className = 'actions';
+      actions.append(
+        button('Edit', `Edit ${item.name}`, () => edit(tr)),
+        button('Delete', `Delete ${item.name}`, () => confirmDelete(tr)));
+      tr.append(cell(item.name), cell(item.status), cell(item.owner.email), updated, actions);
+      return tr;
+    }
+
+    // edit turns a row's name and status into fields, saved by updateItem.
+    function edit(tr) {
+      const item = tr.item;
+      const name = document.createElement('input');
+      name.value = item.name;
+      name.setAttribute('aria-label', `Name of ${item.name}`);
+      const status = document.createElement('select');
+      status.setAttribute('aria-label', `Status of ${item.name}`);
+      status.append(...(statuses || [item.status]).map((v) => option(v, v)));
+      status.value = item.status;
+      const editForm = document.createElement('form');
+      editForm.className = 'edit';
+      editForm.append(name);
+      editForm.addEventListener('submit', (ev) => {
+        ev.preventDefault();
+        save(tr, { name: name.value, status: status.value });
+      });
+      tr.cells[0].replaceChildren(editForm);
+      tr.cells[1].replaceChildren(status);
+      tr.cells[4].replaceChildren(
+        button('Save', `Save ${item.name}`, () => editForm.requestSubmit()),
+        button('Cancel', `Cancel editing ${item.name}`, () => tr.replaceWith(row(item))));
+      name.focus();
+    }
+
+    async function save(tr, input) {
+      const changed = {};
+      if (input.name !== tr.item.name) changed.name = input.name;
+      if (input.status !== tr.item.status) changed.status = input.status;
+      try {
+        const data = await ask(browseQueries.update, { id: tr.item.id, input: changed });
+        const fresh = row(data.updateItem);
+        tr.replaceWith(fresh);
+        tell(`Saved “${data.updateItem.name}”.`);
+      } catch (e) {
+        tell(`Saving “${tr.item.name}” failed: ${e.message}`, true);
+      }
+    }
+
+    // confirmDelete asks in the row itself before deleteItem.
+    function confirmDelete(tr) {
+      const item = tr.item;
+      tr.cells[4].replaceChildren(
+        button('Yes, delete', `Yes, delete ${item.name}`, () => remove(tr)),
+        button('Keep', `Keep ${item.name}`, () => tr.replaceWith(row(item))));
+      tr.cells[4].firstChild.focus();
+    }
+
+    async function remove(tr) {
+      try {
+        await ask(browseQueries.remove, { id: tr.item.id });
+        spentIds.add(tr.item.id);
+        drop(tr.item.id);
+        tell(`Deleted “${tr.item.name}”.`);
+      } catch (e) {
+        tell(`Deleting “${tr.item.name}” failed: ${e.message}`, true);
+      }
+    }
+
+    function rowOf(id) {
+      return Array.from(rows.children).find((tr) => tr.dataset.id === id) || null;
+    }
+
+    // drop takes an item off the page and the count (once, whether the
+    // delete or its event comes first).
+    function drop(id) {
+      const tr = rowOf(id);
+      if (!tr) return;
+      tr.remove();
+      total--;
+      pager();
+    }
+
+    // The live mode applies each item event to the page: a new or changed
+    // item that passes the filters goes on top of the first page (the
+    // order is last changed first), a deleted one or one that no longer
+    // passes leaves it.
+    function apply(ev) {
+      const item = ev.item;
+      const tr = rowOf(item.id);
+      if (ev.type === 'DELETED' || !matches(item)) {
+        if (tr) drop(item.id);
+        return;
+      }
+      if (tr && tr.querySelector('form, select')) return; // being edited: leave it to the user
+      if (tr) tr.remove();
+      else total++;
+      if (cursors.length === 0) {
+        const fresh = row(item);
+        fresh.classList.add('fresh');
+        rows.prepend(fresh);
+        if (rows.children.length > pageSize) {
+          rows.lastElementChild.remove();
+          hasNext = true;
+        }
+      }
+      pager();
+    }
+
+    async function follow(ctrl) {
+      const s = session();
+      if (!s) {
+        tell('Sign in first.', true);
+        liveBox.checked = false;
+        return;
+      }
+      tell('Live: changes show as they happen.');
+      try {
+        for await (const msg of streamEvents({ query: browseQueries.live, operationName: 'BrowseItemEvents' }, bearer(s), ctrl.signal)) {
+          const err = firstError(msg);
+          if (err) throw new Error(describe(err));
+          apply(msg.data.itemEvents);
+        }
+        if (!ctrl.signal.aborted) tell('The live stream ended; tick Live updates to follow again.', true);
+      } catch (e) {
+        if (!ctrl.signal.aborted) tell(`The live stream stopped: ${e.message}`, true);
+      }
+      if (live === ctrl) {
+        live = null;
+        liveBox.checked = false;
+      }
+    }
+
+    function stopLive() {
+      if (live) live.abort();
+      live = null;
+      liveBox.checked = false;
+    }
+
+    liveBox.addEventListener('change', () => {
+      if (liveBox.checked) {
+        live = new AbortController();
+        follow(live);
+      } else {
+        stopLive();
+        tell('');
+      }
+    });
+
+    function refilter() {
+      cursors = [];
+      after = null;
+      load();
+    }
+    filters.owner.addEventListener('change', refilter);
+    filters.status.addEventListener('change', refilter);
+    filters.name.addEventListener('input', () => {
+      clearTimeout(nameTimer);
+      nameTimer = setTimeout(refilter, 300); // one query once typing pauses
+    });
+    $('browse-filters').addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      clearTimeout(nameTimer);
+      refilter();
+    });
+    $('page-next').addEventListener('click', () => {
+      cursors.push(after);
+      after = endCursor;
+      load();
+    });
+    $('page-prev').addEventListener('click', () => {
+      after = cursors.pop() || null;
+      load();
+    });
+
+    // reset forgets what one sign-in saw: another user may see other items.
+    function reset() {
+      stopLive();
+      loading++;
+      statuses = null;
+      cursors = [];
+      after = null;
+      rows.replaceChildren();
+      filters.owner.replaceChildren(option('', 'anyone'));
+      filters.status.replaceChildren(option('', 'any'));
+      filters.name.value = '';
+      $('owner-filter').hidden = true;
+      $('page-info').textContent = '';
+      tell('');
+    }
+
+    return { open, reset };
+  })();
+
+  // show switches between GraphiQL and the browsing view.
+  function show(browsing) {
+    $('graphiql').hidden = browsing;
+    $('browse').hidden = !browsing;
+    $('view-graphiql').setAttribute('aria-pressed', String(!browsing));
+    $('view-browse').setAttribute('aria-pressed', String(browsing));
+    if (browsing) browse.open();
+  }
+  $('view-graphiql').addEventListener('click', () => show(false));
+  $('view-browse').addEventListener('click', () => show(true));
 
   function start() {
     if (!window.React || !window.ReactDOM || !window.GraphiQL) {
