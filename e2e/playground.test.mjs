@@ -225,6 +225,7 @@ try {
   await page.getByRole('button', { name: "Edit Alice's desk" }).click();
   await page.getByLabel("Name of Alice's desk").fill("Alice's standing desk");
   await page.getByLabel("Status of Alice's desk").selectOption('archived');
+  await shot(page, 'playground-browse-edit.png');
   await page.getByRole('button', { name: "Save Alice's desk" }).click();
   await rowOf("Alice's standing desk").filter({ has: page.getByRole('cell', { name: 'archived', exact: true }) }).waitFor({ timeout });
   await page.getByText("Saved “Alice's standing desk”.").waitFor({ timeout });
@@ -260,6 +261,23 @@ try {
   await shot(page, 'playground-browse-live.png');
   await page.getByLabel('Live updates').uncheck();
   console.log(`browse: "${firstLive}" and "Browsed live, next" appeared live`);
+
+  // Paging: Next follows the cursor to the oldest items, Previous comes
+  // back. The first page is 20 rows and those that came live.
+  const info = page.locator('#page-info');
+  const range = async () => (await info.innerText()).match(/^(\d+)–(\d+) of (\d+)$/).slice(1).map(Number);
+  const [, shown] = await range();
+  const cameLive = await page.locator('#item-rows tr.fresh').count();
+  check(cameLive >= 2 && shown === 20 + cameLive && await rows.count() === shown, `page info: ${await info.innerText()}, ${cameLive} came live`);
+  await page.getByRole('button', { name: 'Next', exact: true }).click();
+  await rowOf("Bob's old item 1").waitFor({ timeout });
+  const [from, to, count] = await range();
+  check(from === shown + 1 && to === count && await rows.count() === count - shown, `second page: ${await info.innerText()}`);
+  check(await page.getByRole('button', { name: 'Next', exact: true }).isDisabled(), 'Next is enabled on the last page');
+  await page.getByRole('button', { name: 'Previous', exact: true }).click();
+  await rowOf('Browsed live, next').waitFor({ timeout });
+  check(await page.getByRole('button', { name: 'Previous', exact: true }).isDisabled(), 'Previous is enabled on the first page');
+  console.log(`browse: two pages of ${count} items, there and back`);
 
   // A user who may not list users sees their own items, with no owner filter.
   await page.locator('#signout').click();

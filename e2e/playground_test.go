@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"context"
+	"fmt"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -37,6 +38,10 @@ func TestPagesInBrowser(t *testing.T) {
 	}
 
 	env := testutil.New(t)
+	// Older than the named items: enough for the browsing view's second page.
+	for i := 1; i <= 20; i++ {
+		env.CreateItem(env.Bob, fmt.Sprintf("Bob's old item %d", i))
+	}
 	names := []string{"Alice's lamp", "Alice's desk", "Bob's chair"}
 	env.CreateItem(env.Alice, names[0])
 	env.CreateItem(env.Alice, names[1])
@@ -58,7 +63,7 @@ func TestPagesInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	shots := []string{"playground-signed-in.png", "playground-live.png", "playground-explorer.png",
-		"playground-browse.png", "playground-browse-live.png", "playground-browse-user.png", "docs.png"}
+		"playground-browse-edit.png", "playground-browse.png", "playground-browse-live.png", "playground-browse-user.png", "docs.png"}
 	for _, s := range shots {
 		_ = os.Remove(filepath.Join(out, s))
 	}

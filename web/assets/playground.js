@@ -464,9 +464,10 @@ subscription ItemEvents {
     const filters = { owner: $('filter-owner'), status: $('filter-status'), name: $('filter-name') };
     const liveBox = $('live');
     let statuses = null; // ItemStatus's values, read from the schema once signed in
-    let cursors = []; // the after of each page before this one
-    let after = null; // this page's
-    let endCursor = null; // the next page's after
+    let back = []; // {after, offset} of each page before this one
+    let after = null; // this page's cursor
+    let offset = 0; // the number of items before this page
+    let endCursor = null; // the next page's after: the last row's cursor
     let total = 0;
     let hasNext = false;
     let loading = 0; // the number of the last load, to drop answers to older ones
@@ -576,10 +577,9 @@ subscription ItemEvents {
     // after of the next page, when a load has just read it.
     function pager(end) {
       if (end !== undefined) endCursor = end;
-      const first = cursors.length * pageSize;
       const shown = rows.children.length;
-      $('page-info').textContent = shown ? `${first + 1}–${first + shown} of ${total}` : `0 of ${total}`;
-      $('page-prev').disabled = cursors.length === 0;
+      $('page-info').textContent = shown ? `${offset + 1}–${offset + shown} of ${total}` : `0 of ${total}`;
+      $('page-prev').disabled = back.length === 0;
       $('page-next').disabled = !hasNext;
     }
 
@@ -691,7 +691,10 @@ subscription ItemEvents {
     // The live mode applies each item event to the page: a new or changed
     // item that passes the filters goes on top of the first page (the
     // order is last changed first), a deleted one or one that no longer
-    // passes leaves it.
+    // passes leaves it. The first page grows rather than push rows off its
+    // end: the next page starts after the last row the server sent.
+    // (A changed item that passes the filters only now is not counted in
+    // the total until the next load.)
     function apply(ev) {
       const item = ev.item;
       const tr = rowOf(item.id);
@@ -701,15 +704,11 @@ subscription ItemEvents {
       }
       if (tr && tr.querySelector('form, select')) return; // being edited: leave it to the user
       if (tr) tr.remove();
-      else total++;
-      if (cursors.length === 0) {
+      if (ev.type === 'CREATED') total++;
+      if (back.length === 0) {
         const fresh = row(item);
         fresh.classList.add('fresh');
         rows.prepend(fresh);
-        if (rows.children.length > pageSize) {
-          rows.lastElementChild.remove();
-          hasNext = true;
-        }
       }
       pager();
     }
@@ -755,8 +754,9 @@ subscription ItemEvents {
     });
 
     function refilter() {
-      cursors = [];
+      back = [];
       after = null;
+      offset = 0;
       load();
     }
     filters.owner.addEventListener('change', refilter);
@@ -771,12 +771,13 @@ subscription ItemEvents {
       refilter();
     });
     $('page-next').addEventListener('click', () => {
-      cursors.push(after);
+      back.push({ after, offset });
       after = endCursor;
+      offset += rows.children.length;
       load();
     });
     $('page-prev').addEventListener('click', () => {
-      after = cursors.pop() || null;
+      ({ after, offset } = back.pop() || { after: null, offset: 0 });
       load();
     });
 
@@ -785,8 +786,9 @@ subscription ItemEvents {
       stopLive();
       loading++;
       statuses = null;
-      cursors = [];
+      back = [];
       after = null;
+      offset = 0;
       rows.replaceChildren();
       filters.owner.replaceChildren(option('', 'anyone'));
       filters.status.replaceChildren(option('', 'any'));
