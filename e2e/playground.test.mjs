@@ -3,15 +3,22 @@
 // nothing else: any request to another host is aborted and fails the test,
 // as does any Content-Security-Policy violation or script error. On
 // /playground it signs in with an API key through the page's form (a bad
-// key first), runs a query, sees the seeded items, signs out; it checks
+// key first; a refusal from before signing in leaves the results pane),
+// runs the example tabs (UpdateItem and DeleteItem on the id filled in),
+// sees the seeded items, opens the explorer plugin, signs out; it checks
 // the messages for an expired token and for an unreachable server; then it
 // reads /docs rendered by Redoc. It also watches the ItemEvents tab stream
-// items created meanwhile through the REST API. Screenshots:
-// playground-signed-in.png, playground-live.png, docs.png, and
+// items created meanwhile through the REST API. In the browsing view it
+// filters by an owner, edits and deletes an item in place, sees items
+// created through REST appear live, and signs in as a user, who sees only
+// their own items and no owner filter. Screenshots: playground-signed-in.png,
+// playground-explorer.png, playground-live.png, playground-browse.png,
+// playground-browse-live.png, playground-browse-user.png, docs.png, and
 // playground-wrong-key.png, playground-unreachable.png.
 //
 // Started by e2e/playground_test.go (make e2e), which runs the server and
-// passes: BASE_URL, API_KEY (the admin's), EXPIRED_TOKEN (a signed token
+// passes: BASE_URL, API_KEY (the admin's), USER_API_KEY (Alice's, not an
+// admin), EXPIRED_TOKEN (a signed token
 // past its expiry), EXPECT (comma-separated item names that must show),
 // OUTPUT_DIR. CHROMIUM overrides /usr/bin/chromium.
 import { chromium } from 'playwright-core';
@@ -22,6 +29,7 @@ import { fileURLToPath } from 'node:url';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const base = required('BASE_URL');
 const apiKey = required('API_KEY');
+const userKey = required('USER_API_KEY');
 const expiredToken = required('EXPIRED_TOKEN');
 const expected = required('EXPECT').split(',');
 const outDir = process.env.OUTPUT_DIR || path.join(here, '..', 'test-output');
@@ -59,7 +67,7 @@ await context.route('**/*', (route) => {
   return route.abort('internetdisconnected');
 });
 const page = await context.newPage();
-page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+page.on('pageerror', (e) => problems.push(`page error: ${e.stack}`));
 // Redoc 2's sidebar footer always shows Redocly's logo from its CDN; the
 // policy refuses it before any request is made, and Redoc then hides the
 // image (its onError). That one refusal is expected; any other fails.
@@ -85,6 +93,12 @@ try {
   await bar.form.waitFor({ timeout });
   // The schema loads before anyone signs in (anonymous introspection).
   await page.locator('.graphiql-query-editor .CodeMirror').first().waitFor({ timeout });
+
+  // A query before signing in is refused for want of a token; the refusal
+  // must leave the results pane once signed in.
+  const responseText = () => page.evaluate(() => document.querySelector('.graphiql-response .CodeMirror').CodeMirror.getValue());
+  await page.locator('.graphiql-execute-button').click();
+  await page.locator('.graphiql-response').getByText('needs a token').first().waitFor({ timeout });
 
   // A wrong key says so, in the server's words.
   await bar.key.fill('sk_live_not-a-key');
@@ -112,6 +126,8 @@ try {
   check(!stored.local.includes(stored.token), 'the token is in localStorage');
   check(!stored.session.includes(apiKey) && !stored.local.includes(apiKey), 'the API key was stored');
   console.log(`signed in as ${who}`);
+  await page.waitForFunction(() => !document.querySelector('.graphiql-response .CodeMirror').CodeMirror.getValue().includes('needs a token'), null, { timeout });
+  console.log('signed in: the refusal from before is gone from the results pane');
 
   // The example tabs run as they are: the admin's own items, everyone's
   // items with their owners, the users, creating an item.
@@ -135,6 +151,21 @@ try {
   await run('CreateItem', ['Made in the playground']);
   await run('AllItems', [...expected, 'Made in the playground', 'bob@example.com']);
   await shot(page, 'playground-signed-in.png');
+  // UpdateItem and DeleteItem run on the id of the item changed last (the
+  // one just created), filled in instead of the placeholder.
+  const made = JSON.parse(await responseText()).data.items.edges[0].node;
+  check(made.name === 'Made in the playground', `AllItems' first item is ${JSON.stringify(made)}`);
+  await run('UpdateItem', [`"id": "${made.id}"`, '"status": "archived"']);
+  await run('DeleteItem', [`"deleteItem": "${made.id}"`]);
+  console.log(`the examples updated and deleted ${made.id}, the item changed last`);
+
+  // GraphiQL's explorer plugin lists the schema's operations to click.
+  await page.locator('.graphiql-tab', { hasText: 'AllItems' }).first().click();
+  await page.getByRole('button', { name: /GraphiQL Explorer/ }).click();
+  await page.locator('.graphiql-explorer-root').getByText('users', { exact: true }).first().waitFor({ timeout });
+  await shot(page, 'playground-explorer.png');
+  await page.getByRole('button', { name: /GraphiQL Explorer/ }).click();
+  console.log('the explorer plugin shows the schema');
 
   // Live: the ItemEvents tab streams (SSE, the signed-in token); items
   // created meanwhile through the REST API appear one after the other
@@ -174,6 +205,93 @@ try {
   await page.locator('.graphiql-execute-button').click(); // stop
   await page.locator('.graphiql-execute-button[aria-label^="Execute"]').waitFor({ timeout });
   console.log('live: stop ended the stream');
+
+  // The browsing view: every user's items for the admin, filtered by an
+  // owner picked from the users, edited and deleted in place; live, an
+  // item created through REST appears.
+  await page.getByRole('button', { name: 'Browse items' }).click();
+  const rows = page.locator('#item-rows tr');
+  const rowOf = (name) => rows.filter({ has: page.getByRole('cell', { name, exact: true }) });
+  for (const name of expected) await rowOf(name).waitFor({ timeout });
+  const owner = page.getByLabel('Owner', { exact: true });
+  const status = page.getByLabel('Status', { exact: true });
+  await owner.selectOption({ label: 'alice@example.com' });
+  await page.waitForFunction(() => {
+    const owners = Array.from(document.querySelectorAll('#item-rows tr td:nth-child(3)'), (td) => td.textContent);
+    return owners.length === 2 && owners.every((o) => o === 'alice@example.com');
+  }, null, { timeout });
+  check(await page.locator('#page-info').innerText() === '1–2 of 2', `page info: ${await page.locator('#page-info').innerText()}`);
+  console.log('browse: the owner filter shows Alice\'s two items');
+  await page.getByRole('button', { name: "Edit Alice's desk" }).click();
+  await page.getByLabel("Name of Alice's desk").fill("Alice's standing desk");
+  await page.getByLabel("Status of Alice's desk").selectOption('archived');
+  await shot(page, 'playground-browse-edit.png');
+  await page.getByRole('button', { name: "Save Alice's desk" }).click();
+  await rowOf("Alice's standing desk").filter({ has: page.getByRole('cell', { name: 'archived', exact: true }) }).waitFor({ timeout });
+  await page.getByText("Saved “Alice's standing desk”.").waitFor({ timeout });
+  console.log('browse: edited in place');
+  await page.getByRole('button', { name: "Delete Alice's lamp" }).click();
+  await page.getByRole('button', { name: "Yes, delete Alice's lamp" }).click();
+  await page.getByText("Deleted “Alice's lamp”.").waitFor({ timeout });
+  await rowOf("Alice's lamp").waitFor({ state: 'detached', timeout });
+  check(await rows.count() === 1, `${await rows.count()} rows after the delete`);
+  await status.selectOption('archived');
+  await rowOf("Alice's standing desk").waitFor({ timeout });
+  await shot(page, 'playground-browse.png');
+  console.log('browse: deleted in place');
+
+  // Live: with the filters cleared, items created through REST show on top.
+  await owner.selectOption({ label: 'anyone' });
+  await status.selectOption({ label: 'any' });
+  await rowOf("Bob's chair").waitFor({ timeout });
+  await page.getByLabel('Live updates').check();
+  await page.getByText('Live: changes show as they happen.').waitFor({ timeout });
+  const appears = (name, ms) => rowOf(name).waitFor({ timeout: ms }).then(() => true, () => false);
+  let firstLive = '';
+  for (let i = 1; i <= 10 && !firstLive; i++) { // the stream registers a moment after it opens
+    const name = `Browsed live ${i}`;
+    await createOutside(name);
+    if (await appears(name, 1500)) firstLive = name;
+  }
+  check(firstLive !== '', 'no item created through REST appeared in the browsing view');
+  await createOutside('Browsed live, next');
+  await appears('Browsed live, next', timeout);
+  const top = await rows.first().locator('td').first().innerText();
+  check(top === 'Browsed live, next', `the newest item is not on top: ${top}`);
+  await shot(page, 'playground-browse-live.png');
+  await page.getByLabel('Live updates').uncheck();
+  console.log(`browse: "${firstLive}" and "Browsed live, next" appeared live`);
+
+  // Paging: Next follows the cursor to the oldest items, Previous comes
+  // back. The first page is 20 rows and those that came live.
+  const info = page.locator('#page-info');
+  const range = async () => (await info.innerText()).match(/^(\d+)–(\d+) of (\d+)$/).slice(1).map(Number);
+  const [, shown] = await range();
+  const cameLive = await page.locator('#item-rows tr.fresh').count();
+  check(cameLive >= 2 && shown === 20 + cameLive && await rows.count() === shown, `page info: ${await info.innerText()}, ${cameLive} came live`);
+  await page.getByRole('button', { name: 'Next', exact: true }).click();
+  await rowOf("Bob's old item 1").waitFor({ timeout });
+  const [from, to, count] = await range();
+  check(from === shown + 1 && to === count && await rows.count() === count - shown, `second page: ${await info.innerText()}`);
+  check(await page.getByRole('button', { name: 'Next', exact: true }).isDisabled(), 'Next is enabled on the last page');
+  await page.getByRole('button', { name: 'Previous', exact: true }).click();
+  await rowOf('Browsed live, next').waitFor({ timeout });
+  check(await page.getByRole('button', { name: 'Previous', exact: true }).isDisabled(), 'Previous is enabled on the first page');
+  console.log(`browse: two pages of ${count} items, there and back`);
+
+  // A user who may not list users sees their own items, with no owner filter.
+  await page.locator('#signout').click();
+  await bar.form.waitFor({ timeout });
+  await bar.key.fill(userKey);
+  await bar.form.locator('button[type=submit]').click();
+  await bar.session.waitFor({ timeout });
+  await rowOf("Alice's standing desk").waitFor({ timeout });
+  check(await owner.isHidden(), 'the owner filter shows to a user who may not list users');
+  const seen = await page.locator('#item-rows tr td:nth-child(3)').allInnerTexts();
+  check(seen.length > 0 && seen.every((o) => o === 'alice@example.com'), `Alice sees ${seen.join(', ')}`);
+  await shot(page, 'playground-browse-user.png');
+  console.log('browse: a user sees only their own items, without the owner filter');
+  await page.getByRole('button', { name: 'GraphiQL', exact: true }).click();
 
   // Signing out forgets the token; the same query is then refused.
   await page.locator('#signout').click();

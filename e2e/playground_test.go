@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"context"
+	"fmt"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -17,7 +18,9 @@ import (
 // TestPagesInBrowser runs the server on a free port with seeded items and
 // has chromium, cut off from everything but that server, use its pages:
 // sign in on the playground with the admin's API key, run a query, see
-// every user's items, sign out; then read the API docs. It runs with E2E=1
+// every user's items, browse, filter, edit and delete them in the browsing
+// view and watch items created through REST appear live, see only Alice's
+// with her key, sign out; then read the API docs. It runs with E2E=1
 // (make e2e, CI), where a missing chromium or node_modules fails it;
 // otherwise it is skipped.
 func TestPagesInBrowser(t *testing.T) {
@@ -35,6 +38,10 @@ func TestPagesInBrowser(t *testing.T) {
 	}
 
 	env := testutil.New(t)
+	// Older than the named items: enough for the browsing view's second page.
+	for i := 1; i <= 20; i++ {
+		env.CreateItem(env.Bob, fmt.Sprintf("Bob's old item %d", i))
+	}
 	names := []string{"Alice's lamp", "Alice's desk", "Bob's chair"}
 	env.CreateItem(env.Alice, names[0])
 	env.CreateItem(env.Alice, names[1])
@@ -55,7 +62,8 @@ func TestPagesInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	shots := []string{"playground-signed-in.png", "playground-live.png", "docs.png"}
+	shots := []string{"playground-signed-in.png", "playground-live.png", "playground-explorer.png",
+		"playground-browse-edit.png", "playground-browse.png", "playground-browse-live.png", "playground-browse-user.png", "docs.png"}
 	for _, s := range shots {
 		_ = os.Remove(filepath.Join(out, s))
 	}
@@ -66,6 +74,7 @@ func TestPagesInBrowser(t *testing.T) {
 	cmd.Env = append(os.Environ(),
 		"BASE_URL="+srv.URL,
 		"API_KEY="+env.Admin.Key,
+		"USER_API_KEY="+env.Alice.Key,
 		"EXPIRED_TOKEN="+expired,
 		"EXPECT="+strings.Join(names, ","),
 		"OUTPUT_DIR="+out,

@@ -76,7 +76,8 @@ func (a *asset) gzipped() []byte {
 
 // assets maps a name under assets/ ("playground.js",
 // "vendor/graphiql@4.1.2/graphiql.min.js") to its file; vendorDirs maps a
-// package name to its versioned folder ("graphiql" → "graphiql@4.1.2").
+// package name to its versioned folder ("graphiql" → "graphiql@4.1.2",
+// "@graphiql/plugin-explorer" → "@graphiql/plugin-explorer@4.0.6").
 var assets, vendorDirs = loadAssets()
 
 func loadAssets() (map[string]*asset, map[string]string) {
@@ -95,7 +96,7 @@ func loadAssets() (map[string]*asset, map[string]string) {
 			return b
 		})}
 		if rest, ok := strings.CutPrefix(name, "vendor/"); ok {
-			if dir, _, ok := strings.Cut(rest, "/"); ok {
+			if dir, _, ok := cutPackage(rest); ok {
 				if at := strings.LastIndex(dir, "@"); at > 0 {
 					dirs[dir[:at]] = dir
 				}
@@ -119,15 +120,30 @@ func assetURL(name string) (string, error) {
 	return AssetsPath + name + "?v=" + a.sum(), nil
 }
 
-// vendorURL returns the URL of a file of a vendored package, "graphiql/graphiql.min.js",
-// whatever version npm/package.json pins.
+// vendorURL returns the URL of a file of a vendored package, "graphiql/graphiql.min.js"
+// or "@graphiql/plugin-explorer/index.umd.js", whatever version npm/package.json pins.
 func vendorURL(file string) (string, error) {
-	pkg, name, _ := strings.Cut(file, "/")
+	pkg, name, _ := cutPackage(file)
 	dir, ok := vendorDirs[pkg]
 	if !ok {
 		return "", fmt.Errorf("web: package %q is not vendored", pkg)
 	}
 	return assetURL(path.Join("vendor", dir, name))
+}
+
+// cutPackage splits a path at the end of its npm package name, which is
+// its first segment or, for a scoped package ("@graphiql/plugin-explorer"),
+// its first two.
+func cutPackage(p string) (pkg, rest string, ok bool) {
+	n := 1
+	if strings.HasPrefix(p, "@") {
+		n = 2
+	}
+	parts := strings.SplitN(p, "/", n+1)
+	if len(parts) <= n {
+		return p, "", false
+	}
+	return strings.Join(parts[:n], "/"), parts[n], true
 }
 
 // Assets serves the embedded scripts, styles and bundles under AssetsPath.

@@ -35,6 +35,9 @@ func TestRenderPlaceholders(t *testing.T) {
 	if _, err := assetURL("nope.js"); err == nil {
 		t.Error("assetURL of an unknown asset: no error")
 	}
+	if u, err := vendorURL("@graphiql/plugin-explorer/index.umd.js"); err != nil || !strings.HasPrefix(u, "/assets/vendor/@graphiql/plugin-explorer@") {
+		t.Errorf("vendorURL of a scoped package: %q, %v", u, err)
+	}
 	if _, err := vendorURL("nope/x.js"); err == nil {
 		t.Error("vendorURL of an unvendored package: no error")
 	}

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path"
 	"regexp"
 	"strings"
 	"testing"
@@ -43,7 +44,7 @@ func TestPagesLoadOnlyTheirOwnAssets(t *testing.T) {
 		scripts  int
 	}{
 		{"playground", web.Playground("/graphql"), web.PlaygroundCSP,
-			[]string{`data-endpoint="/graphql"`, `id="signin"`, `id="signout"`, `type="password"`}, 4},
+			[]string{`data-endpoint="/graphql"`, `id="signin"`, `id="signout"`, `type="password"`, `id="view-browse"`, `id="browse"`}, 5},
 		{"docs", web.Docs("/v1/openapi.json"), web.DocsCSP,
 			[]string{`<redoc spec-url="/v1/openapi.json">`, `href="/v1/openapi.json"`}, 1},
 	}
@@ -226,7 +227,7 @@ func TestVendoredAssetsMatchLock(t *testing.T) {
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		hash, rel, ok := strings.Cut(sc.Text(), "  ")
-		dir, _, _ := strings.Cut(rel, "/")
+		dir := path.Dir(rel) // <package>@<version>, the package maybe scoped
 		at := strings.LastIndex(dir, "@")
 		if !ok || at <= 0 {
 			t.Fatalf("SHA256SUMS: malformed line %q", sc.Text())
@@ -244,7 +245,7 @@ func TestVendoredAssetsMatchLock(t *testing.T) {
 		}
 		seen[pkg] = true
 	}
-	for _, pkg := range []string{"graphiql", "react", "react-dom", "redoc"} {
+	for _, pkg := range []string{"graphiql", "@graphiql/plugin-explorer", "react", "react-dom", "redoc"} {
 		if !seen[pkg] {
 			t.Errorf("%s is not vendored", pkg)
 		}

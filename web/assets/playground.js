@@ -14,6 +14,20 @@
   const message = $('message');
   let expiryTimer = 0;
 
+  // The schema's names that its next change renames (issue 27: ItemInput
+  // splits into CreateItemInput and UpdateItemInput, enum values become
+  // upper case). Nothing else here names them: the browsing view reads
+  // ItemStatus's values from the schema.
+  const names = {
+    createInput: 'ItemInput', // then CreateItemInput
+    updateInput: 'ItemInput', // then UpdateItemInput
+    archived: 'archived', // ItemStatus, in the UpdateItem example; then ARCHIVED
+  };
+
+  // The id the UpdateItem and DeleteItem examples start with; signed in,
+  // the playground puts one of the user's items' in its place.
+  const idPlaceholder = 'item_…';
+
   // Example tabs for the usual chores; GraphiQL keeps the user's own tabs
   // in localStorage after the first visit.
   const examples = [
@@ -54,20 +68,30 @@ query Users {
 `,
     },
     {
-      query: `# Create an item you own (status: active or archived).
-mutation CreateItem($input: ItemInput!) {
+      query: `# Create an item you own (its status: see ItemStatus in the docs).
+mutation CreateItem($input: ${names.createInput}!) {
   createItem(input: $input) { id name description status createdAt }
 }
 `,
       variables: JSON.stringify({ input: { name: 'Made in the playground', description: 'hello' } }, null, 2),
     },
     {
-      query: `# Change the fields given; paste an id from AllItems.
-mutation UpdateItem($id: ID!, $input: ItemInput!) {
+      query: `# Change the fields given. Signed in, the id is that of the item
+# changed last; any id from AllItems will do.
+mutation UpdateItem($id: ID!, $input: ${names.updateInput}!) {
   updateItem(id: $id, input: $input) { id name status updatedAt }
 }
 `,
-      variables: JSON.stringify({ id: 'item_…', input: { status: 'archived' } }, null, 2),
+      variables: JSON.stringify({ id: idPlaceholder, input: { status: names.archived } }, null, 2),
+    },
+    {
+      query: `# Delete an item for good; it answers the id. Signed in, the id is
+# that of the item changed last: check it before you run this.
+mutation DeleteItem($id: ID!) {
+  deleteItem(id: $id)
+}
+`,
+      variables: JSON.stringify({ id: idPlaceholder }, null, 2),
     },
     {
       query: `# Watch changes live: every item event you may see (an admin: all)
@@ -101,6 +125,7 @@ subscription ItemEvents {
     sessionBox.hidden = true;
     form.hidden = false;
     say(note || '', isError);
+    browse.reset();
   }
 
   function signedIn(me, s) {
@@ -109,6 +134,10 @@ subscription ItemEvents {
     form.hidden = true;
     sessionBox.hidden = false;
     say('');
+    clearStaleRefusal();
+    refreshExampleId(true);
+    browse.reset();
+    if (!$('browse').hidden) browse.open();
     clearTimeout(expiryTimer);
     expiryTimer = setTimeout(() => {
       signedOut('Your session has expired: sign in again with your API key.', true);
@@ -249,6 +278,10 @@ subscription ItemEvents {
         say('');
       }
       if (s && !own) rejected(r.status, firstError(r.json));
+      if (s && r.json && r.json.data && operationType(params) === 'mutation') {
+        if (typeof r.json.data.deleteItem === 'string') spentIds.add(r.json.data.deleteItem);
+        refreshExampleId(false); // the item changed last may be another now
+      }
       return r.json;
     } catch (e) {
       if (!(e instanceof Unreachable)) throw e;
@@ -256,6 +289,62 @@ subscription ItemEvents {
       say(e.message, true);
       return { errors: [{ message: e.message }] };
     }
+  }
+
+  // clearStaleRefusal empties GraphiQL's results pane when it shows a
+  // refusal for want of a (valid) token: after signing in it no longer holds.
+  function clearStaleRefusal() {
+    const el = document.querySelector('.graphiql-response .CodeMirror');
+    if (el && /"code": "(UNAUTHORIZED|TOKEN_EXPIRED)"/.test(el.CodeMirror.getValue())) el.CodeMirror.setValue('');
+  }
+
+  // Example ids: exampleId is the id of the item the signed-in user may see
+  // that changed last (looked up on sign-in and after each mutation); it
+  // takes the place of the placeholder, or of an id deleted since, in the
+  // variables of the tab GraphiQL shows.
+  let exampleId = '';
+  const spentIds = new Set([idPlaceholder]);
+
+  // refreshExampleId looks exampleId up again; now fills it into the tab
+  // on screen at once (on sign-in), otherwise it waits for a tab switch
+  // (after a mutation, whose tab must not turn to another item by itself).
+  async function refreshExampleId(now) {
+    const s = session();
+    if (!s) return;
+    try {
+      const r = await post({
+        query: 'query ExampleItem { items(first: 1, orderBy: {field: UPDATED_AT, direction: DESC}) { edges { node { id } } } }',
+        operationName: 'ExampleItem',
+      }, bearer(s));
+      const edges = r.json.data ? r.json.data.items.edges : [];
+      exampleId = edges.length ? edges[0].node.id : '';
+    } catch (e) {
+      return; // the examples keep their placeholder
+    }
+    if (now) fillExampleIds();
+  }
+
+  // variablesEditor is the CodeMirror of GraphiQL's variables editor (the
+  // first of its tools; headers come second), once it has one; it fills
+  // example ids into each tab GraphiQL loads into it.
+  function variablesEditor() {
+    const el = document.querySelector('.graphiql-editor-tool > .graphiql-editor:first-child .CodeMirror');
+    const cm = el && el.CodeMirror;
+    if (cm && !cm.itemsvcFills) {
+      cm.itemsvcFills = true;
+      cm.on('change', (_, change) => {
+        if (!change || change.origin === 'setValue') fillExampleIds(); // GraphiQL also signals bare changes
+      });
+    }
+    return cm;
+  }
+
+  function fillExampleIds() {
+    const cm = variablesEditor();
+    if (!cm || !exampleId || !session()) return;
+    const text = cm.getValue();
+    const filled = text.replace(/("id"\s*:\s*")([^"]*)"/g, (m, key, id) => (spentIds.has(id) ? `${key}${exampleId}"` : m));
+    if (filled !== text) cm.setValue(filled);
   }
 
   // operationType is the type (query, mutation, subscription) of the
@@ -345,6 +434,384 @@ subscription ItemEvents {
     return Array.from(bare(doc).matchAll(/\b(?:query|mutation|subscription)\s+([_A-Za-z][_0-9A-Za-z]*)/g), (m) => m[1]);
   }
 
+  // The browsing view: the items the signed-in user may see as a table,
+  // paged by cursor, filtered, edited and deleted in place and, in live
+  // mode, kept up to date by the itemEvents subscription. It asks the same
+  // GraphQL API with the same token as GraphiQL, so the same rules hold: a
+  // user who may not list users gets no owner filter and sees their own
+  // items only.
+  const pageSize = 20;
+  const itemFields = 'id name status updatedAt owner { id email }';
+  const browseQueries = {
+    statuses: 'query ItemStatuses { __type(name: "ItemStatus") { enumValues { name } } }',
+    owners: 'query Owners { users(first: 100) { edges { node { id email } } } }',
+    items: `query BrowseItems($after: Cursor, $where: ItemWhereInput) {
+  items(first: ${pageSize}, after: $after, where: $where, orderBy: {field: UPDATED_AT, direction: DESC}) {
+    totalCount
+    pageInfo { hasNextPage endCursor }
+    edges { node { ${itemFields} } }
+  }
+}`,
+    update: `mutation BrowseUpdateItem($id: ID!, $input: ${names.updateInput}!) { updateItem(id: $id, input: $input) { ${itemFields} } }`,
+    remove: 'mutation BrowseDeleteItem($id: ID!) { deleteItem(id: $id) }',
+    live: `subscription BrowseItemEvents { itemEvents { id type item { ${itemFields} } } }`,
+  };
+
+  const browse = (function browsingView() {
+    const view = $('browse');
+    const rows = $('item-rows');
+    const note = $('browse-message');
+    const filters = { owner: $('filter-owner'), status: $('filter-status'), name: $('filter-name') };
+    const liveBox = $('live');
+    let statuses = null; // ItemStatus's values, read from the schema once signed in
+    let back = []; // {after, offset} of each page before this one
+    let after = null; // this page's cursor
+    let offset = 0; // the number of items before this page
+    let endCursor = null; // the next page's after: the last row's cursor
+    let total = 0;
+    let hasNext = false;
+    let loading = 0; // the number of the last load, to drop answers to older ones
+    let live = null; // the AbortController of the running stream
+    let nameTimer = 0;
+
+    function tell(text, isError) {
+      note.textContent = text;
+      note.classList.toggle('error', !!isError);
+      note.hidden = !text;
+    }
+
+    // ask runs one operation with the session's token and returns its data;
+    // it throws an Error saying what went wrong, with the GraphQL error's
+    // code as .code.
+    async function ask(query, variables) {
+      const s = session();
+      if (!s) throw new Error('Sign in first: the items you see are those your API key may see.');
+      const r = await post({ query, variables }, bearer(s));
+      const err = firstError(r.json);
+      if (rejected(r.status, err)) throw new Error('Sign in again.');
+      if (err || !r.json.data) {
+        const e = new Error(err ? describe(err) : `HTTP ${r.status}`);
+        e.code = err && err.extensions && err.extensions.code;
+        throw e;
+      }
+      return r.json.data;
+    }
+
+    function option(value, text) {
+      const o = document.createElement('option');
+      o.value = value;
+      o.textContent = text;
+      return o;
+    }
+
+    // open shows the view, reading the statuses and owners first once per
+    // sign-in.
+    async function open() {
+      if (!session()) {
+        tell('Sign in to browse the items your API key may see.');
+        return;
+      }
+      try {
+        if (!statuses) {
+          const data = await ask(browseQueries.statuses);
+          statuses = data.__type.enumValues.map((v) => v.name);
+          filters.status.replaceChildren(option('', 'any'), ...statuses.map((v) => option(v, v)));
+          await loadOwners();
+        }
+        await load();
+      } catch (e) {
+        tell(e.message, true);
+      }
+    }
+
+    // loadOwners fills the owner filter from the users list, or hides it
+    // for a user who may not list users (they see their own items only).
+    async function loadOwners() {
+      try {
+        const data = await ask(browseQueries.owners);
+        const users = data.users.edges.map((e) => e.node);
+        filters.owner.replaceChildren(option('', 'anyone'), ...users.map((u) => option(u.id, u.email)));
+        $('owner-filter').hidden = false;
+      } catch (e) {
+        if (e.code !== 'PERMISSION_DENIED') throw e;
+        $('owner-filter').hidden = true;
+      }
+    }
+
+    function where() {
+      const w = {};
+      if (filters.owner.value) w.hasOwnerWith = [{ id: filters.owner.value }];
+      if (filters.status.value) w.status = filters.status.value;
+      if (filters.name.value.trim()) w.nameContainsFold = filters.name.value.trim();
+      return w;
+    }
+
+    // matches tells whether an item, as an event carries it, passes the
+    // filters (nameContainsFold's folding approximated by lower case).
+    function matches(item) {
+      const name = filters.name.value.trim().toLowerCase();
+      return (!filters.owner.value || item.owner.id === filters.owner.value) &&
+        (!filters.status.value || item.status === filters.status.value) &&
+        (!name || item.name.toLowerCase().includes(name));
+    }
+
+    async function load() {
+      const n = ++loading;
+      view.setAttribute('aria-busy', 'true');
+      try {
+        const data = await ask(browseQueries.items, { after, where: where() });
+        if (n !== loading) return;
+        total = data.items.totalCount;
+        hasNext = data.items.pageInfo.hasNextPage;
+        rows.replaceChildren(...data.items.edges.map((e) => row(e.node)));
+        pager(data.items.pageInfo.endCursor);
+        tell(total ? '' : 'No items match.');
+      } catch (e) {
+        if (n === loading) tell(e.message, true);
+      } finally {
+        if (n === loading) view.removeAttribute('aria-busy');
+      }
+    }
+
+    // pager shows which items of how many the page holds; end is the
+    // after of the next page, when a load has just read it.
+    function pager(end) {
+      if (end !== undefined) endCursor = end;
+      const shown = rows.children.length;
+      $('page-info').textContent = shown ? `${offset + 1}–${offset + shown} of ${total}` : `0 of ${total}`;
+      $('page-prev').disabled = back.length === 0;
+      $('page-next').disabled = !hasNext;
+    }
+
+    function cell(text) {
+      const td = document.createElement('td');
+      td.textContent = text;
+      return td;
+    }
+
+    function button(text, label, onClick) {
+      const b = document.createElement('button');
+      b.type = 'button';
+      b.textContent = text;
+      b.setAttribute('aria-label', label);
+      b.addEventListener('click', onClick);
+      return b;
+    }
+
+    // row draws one item, with its Edit and Delete buttons.
+    function row(item) {
+      const tr = document.createElement('tr');
+      tr.dataset.id = item.id;
+      tr.item = item;
+      const when = new Date(item.updatedAt);
+      const updated = cell(when.toLocaleString());
+      updated.title = item.updatedAt;
+      const actions = document.createElement('td');
+      actions.className = 'actions';
+      actions.append(
+        button('Edit', `Edit ${item.name}`, () => edit(tr)),
+        button('Delete', `Delete ${item.name}`, () => confirmDelete(tr)));
+      tr.append(cell(item.name), cell(item.status), cell(item.owner.email), updated, actions);
+      return tr;
+    }
+
+    // edit turns a row's name and status into fields, saved by updateItem.
+    function edit(tr) {
+      const item = tr.item;
+      const name = document.createElement('input');
+      name.value = item.name;
+      name.setAttribute('aria-label', `Name of ${item.name}`);
+      const status = document.createElement('select');
+      status.setAttribute('aria-label', `Status of ${item.name}`);
+      status.append(...(statuses || [item.status]).map((v) => option(v, v)));
+      status.value = item.status;
+      const editForm = document.createElement('form');
+      editForm.className = 'edit';
+      editForm.append(name);
+      editForm.addEventListener('submit', (ev) => {
+        ev.preventDefault();
+        save(tr, { name: name.value, status: status.value });
+      });
+      tr.cells[0].replaceChildren(editForm);
+      tr.cells[1].replaceChildren(status);
+      tr.cells[4].replaceChildren(
+        button('Save', `Save ${item.name}`, () => editForm.requestSubmit()),
+        button('Cancel', `Cancel editing ${item.name}`, () => tr.replaceWith(row(item))));
+      name.focus();
+    }
+
+    async function save(tr, input) {
+      const changed = {};
+      if (input.name !== tr.item.name) changed.name = input.name;
+      if (input.status !== tr.item.status) changed.status = input.status;
+      try {
+        const data = await ask(browseQueries.update, { id: tr.item.id, input: changed });
+        const fresh = row(data.updateItem);
+        tr.replaceWith(fresh);
+        tell(`Saved “${data.updateItem.name}”.`);
+      } catch (e) {
+        tell(`Saving “${tr.item.name}” failed: ${e.message}`, true);
+      }
+    }
+
+    // confirmDelete asks in the row itself before deleteItem.
+    function confirmDelete(tr) {
+      const item = tr.item;
+      tr.cells[4].replaceChildren(
+        button('Yes, delete', `Yes, delete ${item.name}`, () => remove(tr)),
+        button('Keep', `Keep ${item.name}`, () => tr.replaceWith(row(item))));
+      tr.cells[4].firstChild.focus();
+    }
+
+    async function remove(tr) {
+      try {
+        await ask(browseQueries.remove, { id: tr.item.id });
+        spentIds.add(tr.item.id);
+        drop(tr.item.id);
+        tell(`Deleted “${tr.item.name}”.`);
+      } catch (e) {
+        tell(`Deleting “${tr.item.name}” failed: ${e.message}`, true);
+      }
+    }
+
+    function rowOf(id) {
+      return Array.from(rows.children).find((tr) => tr.dataset.id === id) || null;
+    }
+
+    // drop takes an item off the page and the count (once, whether the
+    // delete or its event comes first).
+    function drop(id) {
+      const tr = rowOf(id);
+      if (!tr) return;
+      tr.remove();
+      total--;
+      pager();
+    }
+
+    // The live mode applies each item event to the page: a new or changed
+    // item that passes the filters goes on top of the first page (the
+    // order is last changed first), a deleted one or one that no longer
+    // passes leaves it. The first page grows rather than push rows off its
+    // end: the next page starts after the last row the server sent.
+    // (A changed item that passes the filters only now is not counted in
+    // the total until the next load.)
+    function apply(ev) {
+      const item = ev.item;
+      const tr = rowOf(item.id);
+      if (ev.type === 'DELETED' || !matches(item)) {
+        if (tr) drop(item.id);
+        return;
+      }
+      if (tr && tr.querySelector('form, select')) return; // being edited: leave it to the user
+      if (tr) tr.remove();
+      if (ev.type === 'CREATED') total++;
+      if (back.length === 0) {
+        const fresh = row(item);
+        fresh.classList.add('fresh');
+        rows.prepend(fresh);
+      }
+      pager();
+    }
+
+    async function follow(ctrl) {
+      const s = session();
+      if (!s) {
+        tell('Sign in first.', true);
+        liveBox.checked = false;
+        return;
+      }
+      tell('Live: changes show as they happen.');
+      try {
+        for await (const msg of streamEvents({ query: browseQueries.live, operationName: 'BrowseItemEvents' }, bearer(s), ctrl.signal)) {
+          const err = firstError(msg);
+          if (err) throw new Error(describe(err));
+          apply(msg.data.itemEvents);
+        }
+        if (!ctrl.signal.aborted) tell('The live stream ended; tick Live updates to follow again.', true);
+      } catch (e) {
+        if (!ctrl.signal.aborted) tell(`The live stream stopped: ${e.message}`, true);
+      }
+      if (live === ctrl) {
+        live = null;
+        liveBox.checked = false;
+      }
+    }
+
+    function stopLive() {
+      if (live) live.abort();
+      live = null;
+      liveBox.checked = false;
+    }
+
+    liveBox.addEventListener('change', () => {
+      if (liveBox.checked) {
+        live = new AbortController();
+        follow(live);
+      } else {
+        stopLive();
+        tell('');
+      }
+    });
+
+    function refilter() {
+      back = [];
+      after = null;
+      offset = 0;
+      load();
+    }
+    filters.owner.addEventListener('change', refilter);
+    filters.status.addEventListener('change', refilter);
+    filters.name.addEventListener('input', () => {
+      clearTimeout(nameTimer);
+      nameTimer = setTimeout(refilter, 300); // one query once typing pauses
+    });
+    $('browse-filters').addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      clearTimeout(nameTimer);
+      refilter();
+    });
+    $('page-next').addEventListener('click', () => {
+      back.push({ after, offset });
+      after = endCursor;
+      offset += rows.children.length;
+      load();
+    });
+    $('page-prev').addEventListener('click', () => {
+      ({ after, offset } = back.pop() || { after: null, offset: 0 });
+      load();
+    });
+
+    // reset forgets what one sign-in saw: another user may see other items.
+    function reset() {
+      stopLive();
+      loading++;
+      statuses = null;
+      back = [];
+      after = null;
+      offset = 0;
+      rows.replaceChildren();
+      filters.owner.replaceChildren(option('', 'anyone'));
+      filters.status.replaceChildren(option('', 'any'));
+      filters.name.value = '';
+      $('owner-filter').hidden = true;
+      $('page-info').textContent = '';
+      tell('');
+    }
+
+    return { open, reset };
+  })();
+
+  // show switches between GraphiQL and the browsing view.
+  function show(browsing) {
+    $('graphiql').hidden = browsing;
+    $('browse').hidden = !browsing;
+    $('view-graphiql').setAttribute('aria-pressed', String(!browsing));
+    $('view-browse').setAttribute('aria-pressed', String(browsing));
+    if (browsing) browse.open();
+  }
+  $('view-graphiql').addEventListener('click', () => show(false));
+  $('view-browse').addEventListener('click', () => show(true));
+
   function start() {
     if (!window.React || !window.ReactDOM || !window.GraphiQL) {
       $('graphiql').textContent = "The playground's scripts (GraphiQL, React) did not load from this server's /assets/. Reload the page; if that does not help, check the server's log.";
@@ -357,8 +824,11 @@ subscription ItemEvents {
     } else {
       signedOut(sessionStorage.getItem(tokenKey) ? 'Your session has expired: sign in again with your API key.' : '', true);
     }
+    $('graphiql').addEventListener('click', variablesEditor); // hooks example ids onto the editor
     ReactDOM.createRoot($('graphiql')).render(React.createElement(GraphiQL, {
       fetcher,
+      // GraphiQL's point-and-click query builder, when its bundle loaded.
+      plugins: window.GraphiQLPluginExplorer ? [GraphiQLPluginExplorer.explorerPlugin()] : [],
       defaultTabs: examples,
       defaultEditorToolsVisibility: true,
       isHeadersEditorEnabled: true,

@@ -32,10 +32,14 @@ import (
 // files are what the pages need of each package: the packages' own
 // minified UMD/standalone bundles, as published, and their licences.
 var files = map[string][]string{
-	"graphiql":  {"graphiql.min.js", "graphiql.min.css", "LICENSE"},
-	"react":     {"umd/react.production.min.js", "LICENSE"},
-	"react-dom": {"umd/react-dom.production.min.js", "LICENSE"},
-	"redoc":     {"bundles/redoc.standalone.js", "bundles/redoc.standalone.js.LICENSE.txt", "LICENSE"},
+	"graphiql": {"graphiql.min.js", "graphiql.min.css", "LICENSE"},
+	// The explorer plugin publishes no licence file (its package.json says
+	// MIT); its bundle is mostly graphiql-explorer, whose MIT licence goes
+	// with it. The bundle takes React and GraphiQL from the page's globals.
+	"@graphiql/plugin-explorer": {"dist/index.umd.js", "dist/style.css", "../../graphiql-explorer/LICENSE"},
+	"react":                     {"umd/react.production.min.js", "LICENSE"},
+	"react-dom":                 {"umd/react-dom.production.min.js", "LICENSE"},
+	"redoc":                     {"bundles/redoc.standalone.js", "bundles/redoc.standalone.js.LICENSE.txt", "LICENSE"},
 }
 
 const (
