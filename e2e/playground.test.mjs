@@ -12,7 +12,7 @@
 // filters by an owner, edits and deletes an item in place, sees items
 // created through REST appear live, and signs in as a user, who sees only
 // their own items and no owner filter. Screenshots: playground-signed-in.png,
-// playground-explorer.png, playground-live.png, playground-browse.png,
+// playground-explorer.png, playground-live.png, playground-browse-conflict.png, playground-browse.png,
 // playground-browse-live.png, playground-browse-user.png, docs.png, and
 // playground-wrong-key.png, playground-unreachable.png.
 //
@@ -230,13 +230,31 @@ try {
   await rowOf("Alice's standing desk").filter({ has: page.getByRole('cell', { name: 'archived', exact: true }) }).waitFor({ timeout });
   await page.getByText("Saved “Alice's standing desk”.").waitFor({ timeout });
   console.log('browse: edited in place');
+  // Someone else renames the item (REST) while it is being edited here:
+  // the save is refused (ifMatch), nothing of it is written, and the row
+  // shows the item as it is now.
+  const deskId = await rowOf("Alice's standing desk").getAttribute('data-id');
+  await page.getByRole('button', { name: "Edit Alice's standing desk" }).click();
+  await page.getByLabel("Name of Alice's standing desk").fill('Overwritten desk');
+  const put = await fetch(`${base}/v1/items/${deskId}`, {
+    method: 'PUT',
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ name: "Alice's desk, renamed elsewhere" }),
+  });
+  check(put.status === 200, `renaming the desk through REST: HTTP ${put.status}`);
+  await page.getByRole('button', { name: "Save Alice's standing desk" }).click();
+  await page.getByText("“Alice's standing desk” was changed by someone else meanwhile, so it was not saved: the row shows it as it is now.").waitFor({ timeout });
+  await rowOf("Alice's desk, renamed elsewhere").waitFor({ timeout });
+  check(await rowOf('Overwritten desk').count() === 0, 'the refused edit shows in the table');
+  await shot(page, 'playground-browse-conflict.png');
+  console.log('browse: an edit made meanwhile elsewhere is not overwritten');
   await page.getByRole('button', { name: "Delete Alice's lamp" }).click();
   await page.getByRole('button', { name: "Yes, delete Alice's lamp" }).click();
   await page.getByText("Deleted “Alice's lamp”.").waitFor({ timeout });
   await rowOf("Alice's lamp").waitFor({ state: 'detached', timeout });
   check(await rows.count() === 1, `${await rows.count()} rows after the delete`);
   await status.selectOption('archived');
-  await rowOf("Alice's standing desk").waitFor({ timeout });
+  await rowOf("Alice's desk, renamed elsewhere").waitFor({ timeout });
   await shot(page, 'playground-browse.png');
   console.log('browse: deleted in place');
 
@@ -285,7 +303,7 @@ try {
   await bar.key.fill(userKey);
   await bar.form.locator('button[type=submit]').click();
   await bar.session.waitFor({ timeout });
-  await rowOf("Alice's standing desk").waitFor({ timeout });
+  await rowOf("Alice's desk, renamed elsewhere").waitFor({ timeout });
   check(await owner.isHidden(), 'the owner filter shows to a user who may not list users');
   const seen = await page.locator('#item-rows tr td:nth-child(3)').allInnerTexts();
   check(seen.length > 0 && seen.every((o) => o === 'alice@example.com'), `Alice sees ${seen.join(', ')}`);

@@ -63,7 +63,7 @@ func TestPagesInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	shots := []string{"playground-signed-in.png", "playground-live.png", "playground-explorer.png",
-		"playground-browse-edit.png", "playground-browse.png", "playground-browse-live.png", "playground-browse-user.png", "docs.png"}
+		"playground-browse-edit.png", "playground-browse-conflict.png", "playground-browse.png", "playground-browse-live.png", "playground-browse-user.png", "docs.png"}
 	for _, s := range shots {
 		_ = os.Remove(filepath.Join(out, s))
 	}

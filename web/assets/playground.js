@@ -442,6 +442,11 @@ subscription ItemEvents {
   // items only.
   const pageSize = 20;
   const itemFields = 'id name status updatedAt owner { id email }';
+  // What the view reads of an item, its etag included: edits and deletes
+  // send it as ifMatch, so that a change someone made meanwhile is not
+  // overwritten. (An itemEvents item has no etag: a row drawn from an
+  // event reads it before it is edited.)
+  const itemRead = `${itemFields} etag`;
   const browseQueries = {
     statuses: 'query ItemStatuses { __type(name: "ItemStatus") { enumValues { name } } }',
     owners: 'query Owners { users(first: 100) { edges { node { id email } } } }',
@@ -449,11 +454,14 @@ subscription ItemEvents {
   items(first: ${pageSize}, after: $after, where: $where, orderBy: {field: UPDATED_AT, direction: DESC}) {
     totalCount
     pageInfo { hasNextPage endCursor }
-    edges { node { ${itemFields} } }
+    edges { node { ${itemRead} } }
   }
 }`,
-    update: `mutation BrowseUpdateItem($id: ID!, $input: ${names.updateInput}!) { updateItem(id: $id, input: $input) { ${itemFields} } }`,
-    remove: 'mutation BrowseDeleteItem($id: ID!) { deleteItem(id: $id) }',
+    one: `query BrowseItem($id: ID!) { item(id: $id) { ${itemRead} } }`,
+    update: `mutation BrowseUpdateItem($id: ID!, $input: ${names.updateInput}!, $ifMatch: String) {
+  updateItem(id: $id, input: $input, ifMatch: $ifMatch) { ${itemRead} }
+}`,
+    remove: 'mutation BrowseDeleteItem($id: ID!, $ifMatch: String) { deleteItem(id: $id, ifMatch: $ifMatch) }',
     live: `subscription BrowseItemEvents { itemEvents { id type item { ${itemFields} } } }`,
   };
 
@@ -616,7 +624,16 @@ subscription ItemEvents {
     }
 
     // edit turns a row's name and status into fields, saved by updateItem.
-    function edit(tr) {
+    // A row drawn from an event is read first, for its etag.
+    async function edit(tr) {
+      if (!tr.item.etag) {
+        try {
+          tr = refresh(tr, (await ask(browseQueries.one, { id: tr.item.id })).item);
+        } catch (e) {
+          tell(`Reading “${tr.item.name}” failed: ${e.message}`, true);
+          return;
+        }
+      }
       const item = tr.item;
       const name = document.createElement('input');
       name.value = item.name;
@@ -645,12 +662,38 @@ subscription ItemEvents {
       if (input.name !== tr.item.name) changed.name = input.name;
       if (input.status !== tr.item.status) changed.status = input.status;
       try {
-        const data = await ask(browseQueries.update, { id: tr.item.id, input: changed });
-        const fresh = row(data.updateItem);
-        tr.replaceWith(fresh);
+        const data = await ask(browseQueries.update, { id: tr.item.id, input: changed, ifMatch: tr.item.etag });
+        refresh(tr, data.updateItem);
         tell(`Saved “${data.updateItem.name}”.`);
       } catch (e) {
+        if (e.code === 'PRECONDITION_FAILED') return changedMeanwhile(tr, 'saved');
         tell(`Saving “${tr.item.name}” failed: ${e.message}`, true);
+      }
+    }
+
+    // refresh redraws a row with item; it returns the new row.
+    function refresh(tr, item) {
+      const fresh = row(item);
+      tr.replaceWith(fresh);
+      return fresh;
+    }
+
+    // changedMeanwhile answers an ifMatch refused: someone changed (or
+    // deleted) the item since the row was read. The row shows it as it is
+    // now, and nothing of the user's change was written.
+    async function changedMeanwhile(tr, what) {
+      const name = tr.item.name;
+      try {
+        const item = (await ask(browseQueries.one, { id: tr.item.id })).item;
+        refresh(tr, item);
+        tell(`“${name}” was changed by someone else meanwhile, so it was not ${what}: the row shows it as it is now.`, true);
+      } catch (e) {
+        if (e.code !== 'NOT_FOUND') {
+          tell(`“${name}” was changed by someone else meanwhile, and reading it again failed: ${e.message}`, true);
+          return;
+        }
+        drop(tr.item.id);
+        tell(`“${name}” was deleted by someone else meanwhile.`, true);
       }
     }
 
@@ -665,11 +708,12 @@ subscription ItemEvents {
 
     async function remove(tr) {
       try {
-        await ask(browseQueries.remove, { id: tr.item.id });
+        await ask(browseQueries.remove, { id: tr.item.id, ifMatch: tr.item.etag });
         spentIds.add(tr.item.id);
         drop(tr.item.id);
         tell(`Deleted “${tr.item.name}”.`);
       } catch (e) {
+        if (e.code === 'PRECONDITION_FAILED') return changedMeanwhile(tr, 'deleted');
         tell(`Deleting “${tr.item.name}” failed: ${e.message}`, true);
       }
     }
