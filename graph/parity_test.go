@@ -46,7 +46,7 @@ func TestParityData(t *testing.T) {
 	env := testutil.New(t)
 
 	t.Run("create GraphQL, read REST and GraphQL", func(t *testing.T) {
-		r := gql(t, env, env.Alice.Token, `mutation($in: ItemInput!) { createItem(input: $in) { `+itemFields+` } }`,
+		r := gql(t, env, env.Alice.Token, `mutation($in: CreateItemInput!) { createItem(input: $in) { `+itemFields+` } }`,
 			map[string]any{"in": map[string]any{"name": "  Lamp ", "description": "desk", "status": "archived"}}).ok(t)
 		created := r.at(t, "createItem").(map[string]any)
 		if created["name"] != "Lamp" || created["userID"] != env.Alice.UserID || created["status"] != "archived" {
@@ -165,7 +165,7 @@ func TestParityErrors(t *testing.T) {
 			"VALIDATION_ERROR", "name", 200, 400},
 		{"validation: name too long",
 			testutil.Request{Method: "POST", Path: "/v1/items", Token: env.Alice.Token, Body: map[string]any{"name": long}},
-			env.Alice.Token, `mutation($n: String) { createItem(input: {name: $n}) { id } }`, map[string]any{"n": long},
+			env.Alice.Token, `mutation($n: String!) { createItem(input: {name: $n}) { id } }`, map[string]any{"n": long},
 			"VALIDATION_ERROR", "name", 200, 400},
 		// status is the ItemStatus enum: GraphQL refuses a bad value before
 		// the operation runs (a request error: 200 to a client that accepts
@@ -181,7 +181,7 @@ func TestParityErrors(t *testing.T) {
 			"VALIDATION_ERROR", "status", 200, 400},
 		{"validation: bad status in an input variable",
 			testutil.Request{Method: "POST", Path: "/v1/items", Token: env.Bob.Token, Body: map[string]any{"name": "n", "status": "gone"}},
-			env.Bob.Token, `mutation($in: ItemInput!) { createItem(input: $in) { id } }`, map[string]any{"in": map[string]any{"name": "n", "status": "gone"}},
+			env.Bob.Token, `mutation($in: CreateItemInput!) { createItem(input: $in) { id } }`, map[string]any{"in": map[string]any{"name": "n", "status": "gone"}},
 			"VALIDATION_ERROR", "status", 200, 400},
 		{"validation: bad status in a variable of its own",
 			testutil.Request{Method: "POST", Path: "/v1/items", Token: env.Bob.Token, Body: map[string]any{"name": "n", "status": "gone"}},

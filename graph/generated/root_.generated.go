@@ -31,7 +31,8 @@ type ResolverRoot interface {
 	Query() QueryResolver
 	Subscription() SubscriptionResolver
 	User() UserResolver
-	ItemInput() ItemInputResolver
+	CreateItemInput() CreateItemInputResolver
+	UpdateItemInput() UpdateItemInputResolver
 }
 
 type DirectiveRoot struct {
@@ -500,9 +501,10 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	opCtx := graphql.GetOperationContext(ctx)
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
-		ec.unmarshalInputItemInput,
+		ec.unmarshalInputCreateItemInput,
 		ec.unmarshalInputItemOrder,
 		ec.unmarshalInputItemWhereInput,
+		ec.unmarshalInputUpdateItemInput,
 		ec.unmarshalInputUserOrder,
 		ec.unmarshalInputUserWhereInput,
 	)
@@ -1114,14 +1116,14 @@ type Mutation {
   "Exchanges an API key for an access token; the only operation that needs no token."
   login(apiKey: String!): Token!
   "Creates an item owned by the caller."
-  createItem(input: ItemInput!): Item!
+  createItem(input: CreateItemInput!): Item!
   """
   Changes the fields present in the input. With ifMatch (an Item.etag, or
   several separated by commas, or "*" for any), the change is made only if
   the item still has one of those etags, checked atomically with the write:
   otherwise nothing changes and the error is PRECONDITION_FAILED.
   """
-  updateItem(id: ID!, input: ItemInput!, ifMatch: String): Item!
+  updateItem(id: ID!, input: UpdateItemInput!, ifMatch: String): Item!
   "Deletes an item and returns its id; ifMatch as on updateItem."
   deleteItem(id: ID!, ifMatch: String): ID!
 }
@@ -1147,17 +1149,28 @@ type Token {
 }
 
 """
-Item fields, for createItem and updateItem. On create, name is required; on
-update, an absent (or null) field stays as it is. A bad value is
-VALIDATION_ERROR naming the field in extensions.field, as on REST, an unknown
-status included.
+A new item, for createItem. A bad value is VALIDATION_ERROR naming the field
+in extensions.field, as on REST, an unknown status included.
 """
-input ItemInput {
+input CreateItemInput {
+  "1-200 characters after trimming."
+  name: String!
+  "Up to 5000 characters; empty if absent or null."
+  description: String
+  "active if absent or null."
+  status: ItemStatus
+}
+
+"""
+The changes to an item, for updateItem: a field that is absent (or null)
+stays as it is. A bad value is VALIDATION_ERROR naming the field in
+extensions.field, as on REST, an unknown status included.
+"""
+input UpdateItemInput {
   "1-200 characters after trimming."
   name: String
   "Up to 5000 characters."
   description: String
-  "active (the default on create) or archived."
   status: ItemStatus
 }
 

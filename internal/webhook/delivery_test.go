@@ -88,13 +88,13 @@ var changes = []struct {
 		return id, "item.deleted", was
 	}},
 	{"GraphQL create", func(t *testing.T, env *testutil.Env) (string, string, map[string]any) {
-		it := gqlItem(t, env, `mutation($in: ItemInput!) { createItem(input: $in) { `+gqlItemFields+` } }`,
+		it := gqlItem(t, env, `mutation($in: CreateItemInput!) { createItem(input: $in) { `+gqlItemFields+` } }`,
 			map[string]any{"in": map[string]any{"name": "via GraphQL", "description": "g"}}, "createItem")
 		return it["id"].(string), "item.created", it
 	}},
 	{"GraphQL update", func(t *testing.T, env *testutil.Env) (string, string, map[string]any) {
 		id := env.CreateItem(env.Alice, "before")
-		it := gqlItem(t, env, `mutation($id: ID!, $in: ItemInput!) { updateItem(id: $id, input: $in) { `+gqlItemFields+` } }`,
+		it := gqlItem(t, env, `mutation($id: ID!, $in: UpdateItemInput!) { updateItem(id: $id, input: $in) { `+gqlItemFields+` } }`,
 			map[string]any{"id": id, "in": map[string]any{"status": "archived"}}, "updateItem")
 		return id, "item.updated", it
 	}},
