@@ -14,7 +14,8 @@ import (
 // everything GraphQL refuses is; this file makes it name the argument or
 // input field in extensions.field, with extensions.reason, as the service's
 // own validation errors and REST's do. An enum's reason lists its values,
-// in the words the service uses ("must be one of: active, archived").
+// in the service's words and GraphQL's spelling ("must be one of: ACTIVE,
+// ARCHIVED", where REST says active, archived).
 
 // validationRules are gqlgen's default rules with ValuesOfCorrectType
 // naming the field of each value it refuses.

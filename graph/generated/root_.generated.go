@@ -672,8 +672,14 @@ enum ItemOrderField {
 ItemStatus is enum for the field status
 """
 enum ItemStatus {
-  active
-  archived
+  """
+  "active" on REST, in webhooks and in /v1/events.
+  """
+  ACTIVE
+  """
+  "archived" on REST, in webhooks and in /v1/events.
+  """
+  ARCHIVED
 }
 """
 ItemWhereInput is used for filtering Item objects.
@@ -1007,8 +1013,14 @@ enum UserOrderField {
 UserRole is enum for the field role
 """
 enum UserRole {
-  user
-  admin
+  """
+  "user" on REST, in webhooks and in /v1/events.
+  """
+  USER
+  """
+  "admin" on REST, in webhooks and in /v1/events.
+  """
+  ADMIN
 }
 """
 UserWhereInput is used for filtering User objects.
