@@ -6,7 +6,8 @@
 // Schema hooks shape the generated GraphQL schema for typed clients: the
 // edges of every Relay connection and the node of every edge are non-null
 // (entgql has no option for it: a connection never holds a null edge, and
-// privacy filters rows rather than nulling them); the values of ent's enums
+// privacy filters rows rather than nulling them); first and last of every
+// connection state the page bounds, in REST's words; the values of ent's enums
 // are upper case (ACTIVE), as every other enum of the schema is, while the
 // database, REST and webhooks keep ent's lower-case values (active): gqlgen.yml
 // binds each such enum to graph/enum, which maps one to the other; and the
@@ -58,7 +59,7 @@ func main() {
 		entgql.WithSchemaPath("../graph/ent.graphqls"),
 		entgql.WithConfigPath(gqlgenConfig),
 		entgql.WithWhereInputs(true),
-		entgql.WithSchemaHook(nonNullConnections, upperCaseEnums, withoutGoDirectives),
+		entgql.WithSchemaHook(nonNullConnections, describePages, upperCaseEnums, withoutGoDirectives),
 	)
 	if err != nil {
 		log.Fatalf("creating entgql extension: %v", err)
@@ -203,6 +204,39 @@ func nonNullConnections(_ *gen.Graph, s *ast.Schema) error {
 		edges.Type = ast.NonNullListType(ast.NonNullNamedType(edge.Name, nil), nil)
 		node := edge.Fields.ForName("node")
 		node.Type = ast.NonNullNamedType(node.Type.Name(), nil)
+	}
+	return nil
+}
+
+// Page arguments of every connection, in REST's words for limit: entgql
+// describes first and last as "Returns the first _n_ elements from the list."
+// The bounds are graph/pagination.go's (defaultPageSize, maxPageSize);
+// graph's TestPageArgsDescribed holds these words to them.
+const (
+	firstDescription = "The size of the page counted from its start (after the cursor after, if given): " +
+		"a whole number from 0 to 100. Without first and last, the page holds the first 20."
+	lastDescription = "The size of the page counted from its end (before the cursor before, if given): " +
+		"a whole number from 0 to 100. Not with first."
+)
+
+// describePages describes first and last of every connection field (a
+// field whose type is a …Connection with edges and pageInfo, and which takes
+// first and last), wherever it is: Query.items, Query.users, User.items.
+func describePages(_ *gen.Graph, s *ast.Schema) error {
+	n := 0
+	for _, def := range s.Types {
+		for _, f := range def.Fields {
+			t := s.Types[f.Type.Name()]
+			first, last := f.Arguments.ForName("first"), f.Arguments.ForName("last")
+			if t == nil || !strings.HasSuffix(t.Name, "Connection") || t.Fields.ForName("pageInfo") == nil || first == nil || last == nil {
+				continue
+			}
+			first.Description, last.Description = firstDescription, lastDescription
+			n++
+		}
+	}
+	if n == 0 {
+		return fmt.Errorf("no connection field takes first and last: has entgql's schema changed?")
 	}
 	return nil
 }
