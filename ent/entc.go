@@ -3,13 +3,17 @@
 // Command entc generates the ent client, its GraphQL schema and bindings
 // (entgql) and the id-prefix table from the schemas in ./schema.
 //
-// Two schema hooks shape the generated GraphQL schema for typed clients:
-// the edges of every Relay connection and the node of every edge are
-// non-null (entgql has no option for it: a connection never holds a null
-// edge, and privacy filters rows rather than nulling them), and the
+// Schema hooks shape the generated GraphQL schema for typed clients: the
+// edges of every Relay connection and the node of every edge are non-null
+// (entgql has no option for it: a connection never holds a null edge, and
+// privacy filters rows rather than nulling them); first and last of every
+// connection state the page bounds, in REST's words; the values of ent's enums
+// are upper case (ACTIVE), as every other enum of the schema is, while the
+// database, REST and webhooks keep ent's lower-case values (active): gqlgen.yml
+// binds each such enum to graph/enum, which maps one to the other; and the
 // codegen-only directives @goModel and @goField are taken out, so that the
 // schema clients introspect is the API and nothing of the Go bindings. Those
-// bindings are in gqlgen.yml instead, which the hook checks.
+// bindings are in gqlgen.yml instead, which the hooks check.
 //
 // The generated ent/runtime sets field defaults and validators by name rather
 // than by evaluating the schemas' Fields() (template/runtime.tmpl,
@@ -33,6 +37,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -54,7 +59,7 @@ func main() {
 		entgql.WithSchemaPath("../graph/ent.graphqls"),
 		entgql.WithConfigPath(gqlgenConfig),
 		entgql.WithWhereInputs(true),
-		entgql.WithSchemaHook(nonNullConnections, withoutGoDirectives),
+		entgql.WithSchemaHook(nonNullConnections, describePages, upperCaseEnums, withoutGoDirectives),
 	)
 	if err != nil {
 		log.Fatalf("creating entgql extension: %v", err)
@@ -203,6 +208,95 @@ func nonNullConnections(_ *gen.Graph, s *ast.Schema) error {
 	return nil
 }
 
+// Page arguments of every connection, in REST's words for limit: entgql
+// describes first and last as "Returns the first _n_ elements from the list."
+// The bounds are graph/pagination.go's (defaultPageSize, maxPageSize);
+// graph's TestPageArgsDescribed holds these words to them.
+const (
+	firstDescription = "The size of the page counted from its start (after the cursor after, if given): " +
+		"a whole number from 0 to 100. Without first and last, the page holds the first 20."
+	lastDescription = "The size of the page counted from its end (before the cursor before, if given): " +
+		"a whole number from 0 to 100. Not with first."
+)
+
+// describePages describes first and last of every connection field (a
+// field whose type is a …Connection with edges and pageInfo, and which takes
+// first and last), wherever it is: Query.items, Query.users, User.items.
+func describePages(_ *gen.Graph, s *ast.Schema) error {
+	n := 0
+	for _, def := range s.Types {
+		for _, f := range def.Fields {
+			t := s.Types[f.Type.Name()]
+			first, last := f.Arguments.ForName("first"), f.Arguments.ForName("last")
+			if t == nil || !strings.HasSuffix(t.Name, "Connection") || t.Fields.ForName("pageInfo") == nil || first == nil || last == nil {
+				continue
+			}
+			first.Description, last.Description = firstDescription, lastDescription
+			n++
+		}
+	}
+	if n == 0 {
+		return fmt.Errorf("no connection field takes first and last: has entgql's schema changed?")
+	}
+	return nil
+}
+
+// enumPackage holds the Marshal/Unmarshal functions that gqlgen.yml binds
+// ent's enums to, one pair per enum, named after it (MarshalItemStatus).
+const enumPackage = "github.com/acme/itemsvc/graph/enum"
+
+// gqlName is what a GraphQL name must be.
+var gqlName = regexp.MustCompile(`^[_A-Za-z][_0-9A-Za-z]*$`)
+
+// upperCaseEnums writes the values of ent's enums (the enums entgql binds
+// with @goModel to an ent type) in upper case, as graph/enum.Name spells
+// them, and takes out their @goModel: gqlgen.yml must bind each to the
+// functions of enumPackage named after it, which convert between the two
+// spellings. A value that would not come back from its upper case (one
+// not in lower case) or would not be a GraphQL name is refused: ent's
+// value would then have no faithful GraphQL name.
+func upperCaseEnums(_ *gen.Graph, s *ast.Schema) error {
+	cfg, err := readGqlgenConfig()
+	if err != nil {
+		return err
+	}
+	for _, def := range s.Types {
+		if def.Kind != ast.Enum || def.Directives.ForName("goModel") == nil {
+			continue
+		}
+		bind := enumPackage + "." + def.Name
+		if got := cfg.Models[def.Name].Model; !slices.Equal(got, []string{bind}) {
+			return fmt.Errorf("enum %s: gqlgen.yml binds it to %v; bind it to [%s] (MarshalX and UnmarshalX there spell ent's values upper case)", def.Name, got, bind)
+		}
+		for _, v := range def.EnumValues {
+			name := strings.ToUpper(v.Name)
+			if strings.ToLower(name) != v.Name || !gqlName.MatchString(name) {
+				return fmt.Errorf("enum %s: value %q has no upper-case GraphQL name that gives it back", def.Name, v.Name)
+			}
+			if v.Description == "" {
+				v.Description = fmt.Sprintf("%q on REST, in webhooks and in /v1/events.", v.Name)
+			}
+			v.Name = name
+		}
+		def.Directives = withoutNames(def.Directives)
+	}
+	return nil
+}
+
+// readGqlgenConfig reads gqlgen.yml (not its schema).
+func readGqlgenConfig() (*config.Config, error) {
+	f, err := os.Open(gqlgenConfig)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	cfg, err := config.ReadConfig(f)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", gqlgenConfig, err)
+	}
+	return cfg, nil
+}
+
 // goDirectives are gqlgen's codegen directives that entgql writes into the
 // schema; gqlgen.yml carries the same bindings.
 var goDirectives = []string{"goModel", "goField"}
@@ -212,14 +306,9 @@ var goDirectives = []string{"goModel", "goField"}
 // and a @goField (entgql writes one for a field whose Go name differs) is
 // refused: removing either silently would change the bindings.
 func withoutGoDirectives(_ *gen.Graph, s *ast.Schema) error {
-	f, err := os.Open(gqlgenConfig)
+	cfg, err := readGqlgenConfig()
 	if err != nil {
 		return err
-	}
-	defer f.Close()
-	cfg, err := config.ReadConfig(f)
-	if err != nil {
-		return fmt.Errorf("read %s: %w", gqlgenConfig, err)
 	}
 	for _, def := range s.Types {
 		for _, d := range def.Directives.ForNames("goModel") {

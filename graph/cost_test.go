@@ -137,7 +137,7 @@ func TestCostCharged(t *testing.T) {
 		points int
 	}{
 		{"a plain read of one connection", `{ items(first: 20) { totalCount edges { node { id name description status createdAt updatedAt owner { id } } } } }`, 1},
-		{"reads of several fields", `{ me { id items { totalCount } } items(where: {status: active}) { totalCount } }`, 1},
+		{"reads of several fields", `{ me { id items { totalCount } } items(where: {status: ACTIVE}) { totalCount } }`, 1},
 		{"a filter that scans", `{ items(where: {nameContains: "a"}) { edges { node { id } } } }`, 1},
 		{"a filter that scans, and its total", `{ items(where: {nameContains: "a"}) { totalCount } }`, 2},
 		{"three mutations", aliases(3, "mutation { %s }", `createItem(input: {name: "x"}) { id }`), 3},

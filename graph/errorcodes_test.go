@@ -68,7 +68,7 @@ func TestEveryErrorHasCode(t *testing.T) {
 		{"missing argument", post(`{ item { id } }`, nil), 200, []string{"VALIDATION_ERROR"}, "", ""},
 		{"bad enum literal", post(`{ items(where: {status: gone}) { totalCount } }`, nil), 200, []string{"VALIDATION_ERROR"}, "status", ""},
 		{"bad enum in an input", post(`mutation { createItem(input: {name: "n", status: gone}) { id } }`, nil), 200, []string{"VALIDATION_ERROR"}, "status", ""},
-		{"bad enum in a variable", post(`mutation($in: ItemInput!) { createItem(input: $in) { id } }`, map[string]any{"in": map[string]any{"name": "n", "status": "gone"}}), 200, []string{"VALIDATION_ERROR"}, "status", ""},
+		{"bad enum in a variable", post(`mutation($in: CreateItemInput!) { createItem(input: $in) { id } }`, map[string]any{"in": map[string]any{"name": "n", "status": "gone"}}), 200, []string{"VALIDATION_ERROR"}, "status", ""},
 		{"wrong scalar type", post(`{ items(first: "ten") { totalCount } }`, nil), 200, []string{"VALIDATION_ERROR"}, "first", ""},
 		{"missing variable", post(`query($id: ID!) { item(id: $id) { id } }`, nil), 200, []string{"VALIDATION_ERROR"}, "id", ""},
 

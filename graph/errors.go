@@ -55,7 +55,7 @@ func (p presenter) present(ctx context.Context, err error) *gqlerror.Error {
 	if errors.As(err, &outer) {
 		path = outer.Path
 	}
-	if arg := badArgument(ctx, outer); arg != nil {
+	if arg := badArgument(ctx, p.schema, outer); arg != nil {
 		err = arg
 	}
 	var e *apperr.Error
@@ -98,10 +98,14 @@ func (p presenter) present(ctx context.Context, err error) *gqlerror.Error {
 }
 
 // badArgument recognises an argument value that gqlgen could not decode
-// (a cursor that is not one of ours): gqlgen reports it on the path of the
-// field plus the argument's name, before the field's arguments are set. It
-// returns the VALIDATION_ERROR naming the argument, or nil.
-func badArgument(ctx context.Context, err *gqlerror.Error) *apperr.Error {
+// (a cursor that is not one of ours, an enum name in a variable in another
+// case than the schema's, which GraphQL's validator lets through: "active"
+// for ACTIVE): gqlgen reports it on the path of the field plus the
+// argument's name, and the input fields and list indexes down to the value,
+// before the field's arguments are set. It returns the VALIDATION_ERROR
+// naming the argument or the input field holding the value (an enum's
+// reason lists its values, as for a value the validator refuses), or nil.
+func badArgument(ctx context.Context, schema *ast.Schema, err *gqlerror.Error) *apperr.Error {
 	if err == nil || len(err.Path) == 0 {
 		return nil
 	}
@@ -113,22 +117,45 @@ func badArgument(ctx context.Context, err *gqlerror.Error) *apperr.Error {
 	if fc == nil || fc.Args != nil || fc.Field.Definition == nil {
 		return nil
 	}
-	name, ok := err.Path[len(err.Path)-1].(ast.PathName)
-	if !ok || !slices.Equal(err.Path[:len(err.Path)-1], fc.Path()) {
+	at := fc.Path()
+	if len(err.Path) <= len(at) || !slices.Equal(err.Path[:len(at)], at) {
+		return nil
+	}
+	name, ok := err.Path[len(at)].(ast.PathName)
+	if !ok {
 		return nil
 	}
 	arg := fc.Field.Definition.Arguments.ForName(string(name))
 	if arg == nil {
 		return nil
 	}
-	if arg.Type.Name() == "Cursor" {
+	if arg.Type.Name() == "Cursor" && len(err.Path) == len(at)+1 {
 		return apperr.Validation(arg.Name, "is not a cursor of this connection: pass pageInfo.endCursor or startCursor as it was returned")
+	}
+	field, typ := arg.Name, arg.Type
+	for _, p := range err.Path[len(at)+1:] {
+		switch p := p.(type) {
+		case ast.PathName:
+			field = string(p)
+			if typ != nil && schema != nil {
+				typ = fieldType(schema.Types[typ.Name()], field)
+			}
+		case ast.PathIndex:
+			if typ != nil {
+				typ = typ.Elem
+			}
+		}
 	}
 	reason := err.Message
 	if err.Err != nil {
 		reason = err.Err.Error()
 	}
-	return apperr.Validation(arg.Name, reason)
+	if typ != nil && schema != nil {
+		if def := schema.Types[typ.Name()]; def != nil && def.Kind == ast.Enum {
+			reason = reasonFor(def, reason)
+		}
+	}
+	return apperr.Validation(field, reason)
 }
 
 // recover turns a resolver's panic into INTERNAL_ERROR; the panic and its

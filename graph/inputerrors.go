@@ -14,7 +14,8 @@ import (
 // everything GraphQL refuses is; this file makes it name the argument or
 // input field in extensions.field, with extensions.reason, as the service's
 // own validation errors and REST's do. An enum's reason lists its values,
-// in the words the service uses ("must be one of: active, archived").
+// in the service's words and GraphQL's spelling ("must be one of: ACTIVE,
+// ARCHIVED", where REST says active, archived).
 
 // validationRules are gqlgen's default rules with ValuesOfCorrectType
 // naming the field of each value it refuses.
@@ -43,7 +44,9 @@ func namingFields(rule core.RuleFunc) core.RuleFunc {
 		rule(observers, func(options ...core.ErrorOption) {
 			if v := cur; v != nil {
 				options = append(options, func(err *gqlerror.Error) {
-					if name := valueName(doc, func(x *ast.Value) bool { return x == v }); name != "" {
+					if name := missingField(v, err.Message); name != "" {
+						setField(err, name, requiredReason)
+					} else if name := valueName(doc, func(x *ast.Value) bool { return x == v }); name != "" {
 						setField(err, name, reasonFor(v.Definition, err.Message))
 					}
 				})
@@ -51,6 +54,25 @@ func namingFields(rule core.RuleFunc) core.RuleFunc {
 			addError(options...)
 		})
 	}
+}
+
+// requiredReason is REST's reason for a required field that is absent.
+const requiredReason = "is required"
+
+// missingField names the required input field that the validator's message
+// says an input object value lacks (createItem(input: {}) lacks name), or
+// is "": the refused value is then the object itself.
+func missingField(v *ast.Value, message string) string {
+	if v.Kind != ast.ObjectValue || v.Definition == nil {
+		return ""
+	}
+	for _, f := range v.Definition.Fields {
+		if f.Type.NonNull && v.Children.ForName(f.Name) == nil &&
+			strings.Contains(message, `"`+v.Definition.Name+"."+f.Name+`"`) {
+			return f.Name
+		}
+	}
+	return ""
 }
 
 // setField adds field and reason to err's extensions.
@@ -166,7 +188,8 @@ func valueName(doc *ast.QueryDocument, match func(*ast.Value) bool) string {
 // reports it at a path such as ["variable", "in", "status"], and a variable
 // that is a field's value whole (status: $s) is named after that field. The
 // reason of an enum lists its values; the type is found by following the
-// path from the variable's declared type.
+// path from the variable's declared type. A required field or variable that
+// is absent is REST's "is required".
 func variableField(schema *ast.Schema, doc *ast.QueryDocument, op *ast.OperationDefinition, err *gqlerror.Error) {
 	if len(err.Path) < 2 || err.Path[0] != ast.PathName("variable") {
 		return
@@ -204,7 +227,11 @@ func variableField(schema *ast.Schema, doc *ast.QueryDocument, op *ast.Operation
 	if typ != nil && schema != nil {
 		def = schema.Types[typ.Name()]
 	}
-	setField(err, field, reasonFor(def, err.Message))
+	reason := reasonFor(def, err.Message)
+	if err.Message == "must be defined" {
+		reason = requiredReason
+	}
+	setField(err, field, reason)
 }
 
 // fieldType is the type of input field name of def, or nil.

@@ -71,11 +71,14 @@ func (r *subscriptionResolver) ItemEvents(ctx context.Context, types []model.Ite
 }
 
 // Status is the resolver for the status field.
-func (r *itemInputResolver) Status(ctx context.Context, obj *service.ItemInput, data *item.Status) error {
-	if data != nil {
-		s := data.String()
-		obj.Status = &s
-	}
+func (r *createItemInputResolver) Status(ctx context.Context, obj *service.ItemInput, data *item.Status) error {
+	setStatus(obj, data)
+	return nil
+}
+
+// Status is the resolver for the status field.
+func (r *updateItemInputResolver) Status(ctx context.Context, obj *service.ItemInput, data *item.Status) error {
+	setStatus(obj, data)
 	return nil
 }
 
@@ -85,11 +88,19 @@ func (r *Resolver) Mutation() generated.MutationResolver { return &mutationResol
 // Subscription returns generated.SubscriptionResolver implementation.
 func (r *Resolver) Subscription() generated.SubscriptionResolver { return &subscriptionResolver{r} }
 
-// ItemInput returns generated.ItemInputResolver implementation.
-func (r *Resolver) ItemInput() generated.ItemInputResolver { return &itemInputResolver{r} }
+// CreateItemInput returns generated.CreateItemInputResolver implementation.
+func (r *Resolver) CreateItemInput() generated.CreateItemInputResolver {
+	return &createItemInputResolver{r}
+}
+
+// UpdateItemInput returns generated.UpdateItemInputResolver implementation.
+func (r *Resolver) UpdateItemInput() generated.UpdateItemInputResolver {
+	return &updateItemInputResolver{r}
+}
 
 type (
-	mutationResolver     struct{ *Resolver }
-	subscriptionResolver struct{ *Resolver }
-	itemInputResolver    struct{ *Resolver }
+	mutationResolver        struct{ *Resolver }
+	subscriptionResolver    struct{ *Resolver }
+	createItemInputResolver struct{ *Resolver }
+	updateItemInputResolver struct{ *Resolver }
 )

@@ -8,6 +8,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/acme/itemsvc/ent"
+	"github.com/acme/itemsvc/graph/enum"
 	"github.com/acme/itemsvc/internal/service"
 )
 
@@ -58,7 +59,11 @@ func countedWhere(where any) (counted, bool) {
 		case "userID":
 			c.userID = s
 		case "status":
-			c.status = s
+			st, err := enum.UnmarshalItemStatus(s) // ACTIVE, as the counters' active
+			if err != nil {
+				return c, false
+			}
+			c.status = st.String()
 		default:
 			return c, false
 		}

@@ -105,7 +105,7 @@ func TestCountedTotals(t *testing.T) {
 			where := map[string]any{}
 			if c.status != "" {
 				q.Set("status", c.status)
-				where["status"] = c.status
+				where["status"] = strings.ToUpper(c.status) // REST's active is GraphQL's ACTIVE
 			}
 			if c.user != "" {
 				q.Set("user_id", c.user)
@@ -160,7 +160,7 @@ func TestCountedTotals(t *testing.T) {
 // the counters do not know is still counted, and right.
 func TestCountedTotalsOfUsers(t *testing.T) {
 	env, log := newTotalsEnv(t)
-	const userItems = `fragment totals on User { all: items { totalCount } archived: items(where: {status: archived}) { totalCount } }`
+	const userItems = `fragment totals on User { all: items { totalCount } archived: items(where: {status: ARCHIVED}) { totalCount } }`
 	cases := []struct {
 		name    string
 		as      testutil.Actor
@@ -171,24 +171,24 @@ func TestCountedTotalsOfUsers(t *testing.T) {
 		counted bool // the filter is not the counters': items are counted
 	}{
 		{name: "me", as: env.Alice, query: `{ me { items { totalCount } } }`, path: []any{"me", "items", "totalCount"}, want: 5.0},
-		{name: "me, archived, aliased", as: env.Alice, query: `{ me { items(where: {status: archived}) { n: totalCount } } }`, path: []any{"me", "items", "n"}, want: 2.0},
+		{name: "me, archived, aliased", as: env.Alice, query: `{ me { items(where: {status: ARCHIVED}) { n: totalCount } } }`, path: []any{"me", "items", "n"}, want: 2.0},
 		{name: "me, another owner", as: env.Alice, query: `query($u: ID) { me { items(where: {userID: $u}) { totalCount } } }`,
 			vars: map[string]any{"u": env.Bob.UserID}, path: []any{"me", "items", "totalCount"}, want: 0.0},
 		{name: "node of a user, through a fragment", as: env.Admin, query: `query($id: ID!) { node(id: $id) { ...totals } } ` + userItems,
 			vars: map[string]any{"id": env.Bob.UserID}, path: []any{"node", "archived", "totalCount"}, want: 2.0},
 		{name: "users, each one's total", as: env.Admin, query: `{ users(where: {email: "alice@example.com"}) { edges { node { ...totals } } } } ` + userItems,
 			path: []any{"users", "edges", 0, "node", "all", "totalCount"}, want: 5.0},
-		{name: "owners of a page of items", as: env.Admin, query: `{ items(first: 8, orderBy: {field: NAME, direction: ASC}, where: {userID: "` + env.Bob.UserID + `"}) { edges { node { owner { items(where: {status: active}) { totalCount } } } } } }`,
+		{name: "owners of a page of items", as: env.Admin, query: `{ items(first: 8, orderBy: {field: NAME, direction: ASC}, where: {userID: "` + env.Bob.UserID + `"}) { edges { node { owner { items(where: {status: ACTIVE}) { totalCount } } } } } }`,
 			path: []any{"items", "edges", 2, "node", "owner", "items", "totalCount"}, want: 1.0},
-		{name: "pageInfo without nodes", as: env.Bob, query: `{ items(where: {status: active}) { pageInfo { hasNextPage hasPreviousPage } } }`,
+		{name: "pageInfo without nodes", as: env.Bob, query: `{ items(where: {status: ACTIVE}) { pageInfo { hasNextPage hasPreviousPage } } }`,
 			path: []any{"items", "pageInfo", "hasNextPage"}, want: true},
 		{name: "a page of none", as: env.Bob, query: `{ items(first: 0) { totalCount pageInfo { hasNextPage } edges { node { id } } } }`,
 			path: []any{"items", "totalCount"}, want: 3.0},
-		{name: "another filter is counted", as: env.Admin, query: `{ items(where: {status: archived, nameHasPrefix: "item 1"}) { totalCount } }`,
+		{name: "another filter is counted", as: env.Admin, query: `{ items(where: {status: ARCHIVED, nameHasPrefix: "item 1"}) { totalCount } }`,
 			path: []any{"items", "totalCount"}, want: 1.0, counted: true},
 		{name: "an empty owner id is a filter", as: env.Admin, query: `{ items(where: {userID: ""}) { totalCount } }`,
 			path: []any{"items", "totalCount"}, want: 0.0, counted: true},
-		{name: "another filter of a user's items", as: env.Alice, query: `{ me { items(where: {statusIn: [archived]}) { totalCount } } }`,
+		{name: "another filter of a user's items", as: env.Alice, query: `{ me { items(where: {statusIn: [ARCHIVED]}) { totalCount } } }`,
 			path: []any{"me", "items", "totalCount"}, want: 2.0, counted: true},
 	}
 	for _, c := range cases {

@@ -16,6 +16,7 @@ import (
 	"github.com/acme/itemsvc/ent"
 	"github.com/acme/itemsvc/ent/item"
 	"github.com/acme/itemsvc/ent/user"
+	"github.com/acme/itemsvc/graph/enum"
 	"github.com/acme/itemsvc/graph/serial"
 	"github.com/acme/itemsvc/third_party/entgql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -309,7 +310,9 @@ func (ec *executionContext) fieldContext_Item_description(_ context.Context, fie
 }
 
 func (ec *executionContext) _Item_status(ctx context.Context, field graphql.CollectedField, obj *ent.Item) (ret graphql.Marshaler) {
-	return serial.Enum(&obj.Status)
+	return serial.Value(ctx, field, obj.Status, func(ctx context.Context, selections ast.SelectionSet, v item.Status) graphql.Marshaler {
+		return ec.marshalNItemStatus2githubᚗcomᚋacmeᚋitemsvcᚋentᚋitemᚐStatus(ctx, selections, v)
+	})
 
 }
 func (ec *executionContext) fieldContext_Item_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -887,7 +890,9 @@ func (ec *executionContext) fieldContext_User_name(_ context.Context, field grap
 }
 
 func (ec *executionContext) _User_role(ctx context.Context, field graphql.CollectedField, obj *ent.User) (ret graphql.Marshaler) {
-	return serial.Enum(&obj.Role)
+	return serial.Value(ctx, field, obj.Role, func(ctx context.Context, selections ast.SelectionSet, v user.Role) graphql.Marshaler {
+		return ec.marshalNUserRole2githubᚗcomᚋacmeᚋitemsvcᚋentᚋuserᚐRole(ctx, selections, v)
+	})
 
 }
 func (ec *executionContext) fieldContext_User_role(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -2850,13 +2855,19 @@ func (ec *executionContext) marshalNItemOrderField2ᚖgithubᚗcomᚋacmeᚋitem
 }
 
 func (ec *executionContext) unmarshalNItemStatus2githubᚗcomᚋacmeᚋitemsvcᚋentᚋitemᚐStatus(ctx context.Context, v any) (item.Status, error) {
-	var res item.Status
-	err := res.UnmarshalGQL(v)
+	res, err := enum.UnmarshalItemStatus(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNItemStatus2githubᚗcomᚋacmeᚋitemsvcᚋentᚋitemᚐStatus(ctx context.Context, sel ast.SelectionSet, v item.Status) graphql.Marshaler {
-	return v
+	_ = sel
+	res := enum.MarshalItemStatus(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
 }
 
 func (ec *executionContext) unmarshalNItemWhereInput2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋentᚐItemWhereInput(ctx context.Context, v any) (*ent.ItemWhereInput, error) {
@@ -2951,13 +2962,19 @@ func (ec *executionContext) marshalNUserOrderField2ᚖgithubᚗcomᚋacmeᚋitem
 }
 
 func (ec *executionContext) unmarshalNUserRole2githubᚗcomᚋacmeᚋitemsvcᚋentᚋuserᚐRole(ctx context.Context, v any) (user.Role, error) {
-	var res user.Role
-	err := res.UnmarshalGQL(v)
+	res, err := enum.UnmarshalUserRole(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNUserRole2githubᚗcomᚋacmeᚋitemsvcᚋentᚋuserᚐRole(ctx context.Context, sel ast.SelectionSet, v user.Role) graphql.Marshaler {
-	return v
+	_ = sel
+	res := enum.MarshalUserRole(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
 }
 
 func (ec *executionContext) unmarshalNUserWhereInput2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋentᚐUserWhereInput(ctx context.Context, v any) (*ent.UserWhereInput, error) {
@@ -3029,16 +3046,18 @@ func (ec *executionContext) unmarshalOItemStatus2ᚖgithubᚗcomᚋacmeᚋitemsv
 	if v == nil {
 		return nil, nil
 	}
-	var res = new(item.Status)
-	err := res.UnmarshalGQL(v)
-	return res, graphql.ErrorOnPath(ctx, err)
+	res, err := enum.UnmarshalItemStatus(v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalOItemStatus2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋentᚋitemᚐStatus(ctx context.Context, sel ast.SelectionSet, v *item.Status) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
-	return v
+	_ = sel
+	_ = ctx
+	res := enum.MarshalItemStatus(*v)
+	return res
 }
 
 func (ec *executionContext) unmarshalOItemWhereInput2ᚕᚖgithubᚗcomᚋacmeᚋitemsvcᚋentᚐItemWhereInputᚄ(ctx context.Context, v any) ([]*ent.ItemWhereInput, error) {
@@ -3121,16 +3140,18 @@ func (ec *executionContext) unmarshalOUserRole2ᚖgithubᚗcomᚋacmeᚋitemsvc�
 	if v == nil {
 		return nil, nil
 	}
-	var res = new(user.Role)
-	err := res.UnmarshalGQL(v)
-	return res, graphql.ErrorOnPath(ctx, err)
+	res, err := enum.UnmarshalUserRole(v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalOUserRole2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋentᚋuserᚐRole(ctx context.Context, sel ast.SelectionSet, v *user.Role) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
-	return v
+	_ = sel
+	_ = ctx
+	res := enum.MarshalUserRole(*v)
+	return res
 }
 
 func (ec *executionContext) unmarshalOUserWhereInput2ᚕᚖgithubᚗcomᚋacmeᚋitemsvcᚋentᚐUserWhereInputᚄ(ctx context.Context, v any) ([]*ent.UserWhereInput, error) {

@@ -31,7 +31,8 @@ type ResolverRoot interface {
 	Query() QueryResolver
 	Subscription() SubscriptionResolver
 	User() UserResolver
-	ItemInput() ItemInputResolver
+	CreateItemInput() CreateItemInputResolver
+	UpdateItemInput() UpdateItemInputResolver
 }
 
 type DirectiveRoot struct {
@@ -500,9 +501,10 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	opCtx := graphql.GetOperationContext(ctx)
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
-		ec.unmarshalInputItemInput,
+		ec.unmarshalInputCreateItemInput,
 		ec.unmarshalInputItemOrder,
 		ec.unmarshalInputItemWhereInput,
+		ec.unmarshalInputUpdateItemInput,
 		ec.unmarshalInputUserOrder,
 		ec.unmarshalInputUserWhereInput,
 	)
@@ -670,8 +672,14 @@ enum ItemOrderField {
 ItemStatus is enum for the field status
 """
 enum ItemStatus {
-  active
-  archived
+  """
+  "active" on REST, in webhooks and in /v1/events.
+  """
+  ACTIVE
+  """
+  "archived" on REST, in webhooks and in /v1/events.
+  """
+  ARCHIVED
 }
 """
 ItemWhereInput is used for filtering Item objects.
@@ -851,7 +859,7 @@ type Query {
     after: Cursor
 
     """
-    Returns the first _n_ elements from the list.
+    The size of the page counted from its start (after the cursor after, if given): a whole number from 0 to 100. Without first and last, the page holds the first 20.
     """
     first: Int
 
@@ -861,7 +869,7 @@ type Query {
     before: Cursor
 
     """
-    Returns the last _n_ elements from the list.
+    The size of the page counted from its end (before the cursor before, if given): a whole number from 0 to 100. Not with first.
     """
     last: Int
 
@@ -885,7 +893,7 @@ type Query {
     after: Cursor
 
     """
-    Returns the first _n_ elements from the list.
+    The size of the page counted from its start (after the cursor after, if given): a whole number from 0 to 100. Without first and last, the page holds the first 20.
     """
     first: Int
 
@@ -895,7 +903,7 @@ type Query {
     before: Cursor
 
     """
-    Returns the last _n_ elements from the list.
+    The size of the page counted from its end (before the cursor before, if given): a whole number from 0 to 100. Not with first.
     """
     last: Int
 
@@ -924,7 +932,7 @@ type User implements Node {
     after: Cursor
 
     """
-    Returns the first _n_ elements from the list.
+    The size of the page counted from its start (after the cursor after, if given): a whole number from 0 to 100. Without first and last, the page holds the first 20.
     """
     first: Int
 
@@ -934,7 +942,7 @@ type User implements Node {
     before: Cursor
 
     """
-    Returns the last _n_ elements from the list.
+    The size of the page counted from its end (before the cursor before, if given): a whole number from 0 to 100. Not with first.
     """
     last: Int
 
@@ -1005,8 +1013,14 @@ enum UserOrderField {
 UserRole is enum for the field role
 """
 enum UserRole {
-  user
-  admin
+  """
+  "user" on REST, in webhooks and in /v1/events.
+  """
+  USER
+  """
+  "admin" on REST, in webhooks and in /v1/events.
+  """
+  ADMIN
 }
 """
 UserWhereInput is used for filtering User objects.
@@ -1107,23 +1121,48 @@ extend type Query {
   "The authenticated caller."
   me: User!
   "One item the caller may see: PERMISSION_DENIED for another user's item, NOT_FOUND for an unknown id."
-  item(id: ID!): Item!
+  item(
+    "The item's id (item_…), as in REST's /v1/items/{id}."
+    id: ID!
+  ): Item!
 }
 
 type Mutation {
   "Exchanges an API key for an access token; the only operation that needs no token."
-  login(apiKey: String!): Token!
+  login(
+    "An API key (sk_live_…, or sk_test_… on a sandbox server), as REST's api_key."
+    apiKey: String!
+  ): Token!
   "Creates an item owned by the caller."
-  createItem(input: ItemInput!): Item!
+  createItem(
+    "The new item's fields: name is required."
+    input: CreateItemInput!
+  ): Item!
   """
   Changes the fields present in the input. With ifMatch (an Item.etag, or
   several separated by commas, or "*" for any), the change is made only if
   the item still has one of those etags, checked atomically with the write:
   otherwise nothing changes and the error is PRECONDITION_FAILED.
   """
-  updateItem(id: ID!, input: ItemInput!, ifMatch: String): Item!
+  updateItem(
+    "The item's id (item_…)."
+    id: ID!
+    "The fields to change: one absent or null stays as it is."
+    input: UpdateItemInput!
+    """
+    Change the item only if it still has one of these etags (Item.etag; several
+    separated by commas, or "*" for any), as REST's If-Match: otherwise
+    PRECONDITION_FAILED.
+    """
+    ifMatch: String
+  ): Item!
   "Deletes an item and returns its id; ifMatch as on updateItem."
-  deleteItem(id: ID!, ifMatch: String): ID!
+  deleteItem(
+    "The item's id (item_…)."
+    id: ID!
+    "Delete the item only if it still has one of these etags, as on updateItem."
+    ifMatch: String
+  ): ID!
 }
 
 extend type Item {
@@ -1139,6 +1178,7 @@ extend type Item {
 
 "An access token, as POST /v1/auth/login returns it."
 type Token {
+  "The token to send as Authorization: Bearer …"
   accessToken: String!
   "Always Bearer."
   tokenType: String!
@@ -1147,17 +1187,29 @@ type Token {
 }
 
 """
-Item fields, for createItem and updateItem. On create, name is required; on
-update, an absent (or null) field stays as it is. A bad value is
-VALIDATION_ERROR naming the field in extensions.field, as on REST, an unknown
-status included.
+A new item, for createItem. A bad value is VALIDATION_ERROR naming the field
+in extensions.field, as on REST, an unknown status included.
 """
-input ItemInput {
+input CreateItemInput {
+  "1-200 characters after trimming."
+  name: String!
+  "Up to 5000 characters; empty if absent or null."
+  description: String
+  "ACTIVE if absent or null."
+  status: ItemStatus
+}
+
+"""
+The changes to an item, for updateItem: a field that is absent (or null)
+stays as it is. A bad value is VALIDATION_ERROR naming the field in
+extensions.field, as on REST, an unknown status included.
+"""
+input UpdateItemInput {
   "1-200 characters after trimming."
   name: String
   "Up to 5000 characters."
   description: String
-  "active (the default on create) or archived."
+  "ACTIVE or ARCHIVED."
   status: ItemStatus
 }
 
@@ -1174,7 +1226,15 @@ type Subscription {
   from the last id), TOKEN_EXPIRED, UNAUTHORIZED (key revoked) or
   UNAVAILABLE (the server stops).
   """
-  itemEvents(types: [ItemEventType!], after: ID): ItemEvent!
+  itemEvents(
+    "Only events of these types; absent or null: every type."
+    types: [ItemEventType!]
+    """
+    An event id (evt_…) the caller has seen: every later event comes first,
+    then live ones. Absent or null: live events only.
+    """
+    after: ID
+  ): ItemEvent!
 }
 
 "The kind of an item change."

@@ -30,7 +30,10 @@ type SubscriptionResolver interface {
 	ItemEvents(ctx context.Context, types []model.ItemEventType, after *string) (<-chan *model.ItemEvent, error)
 }
 
-type ItemInputResolver interface {
+type CreateItemInputResolver interface {
+	Status(ctx context.Context, obj *service.ItemInput, data *item.Status) error
+}
+type UpdateItemInputResolver interface {
 	Status(ctx context.Context, obj *service.ItemInput, data *item.Status) error
 }
 
@@ -43,7 +46,7 @@ func (ec *executionContext) field_Mutation_createItem_args(ctx context.Context, 
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (service.ItemInput, error) {
-			return ec.unmarshalNItemInput2githubᚗcomᚋacmeᚋitemsvcᚋinternalᚋserviceᚐItemInput(ctx, v)
+			return ec.unmarshalNCreateItemInput2githubᚗcomᚋacmeᚋitemsvcᚋinternalᚋserviceᚐItemInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -101,7 +104,7 @@ func (ec *executionContext) field_Mutation_updateItem_args(ctx context.Context, 
 	args["id"] = arg0
 	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (service.ItemInput, error) {
-			return ec.unmarshalNItemInput2githubᚗcomᚋacmeᚋitemsvcᚋinternalᚋserviceᚐItemInput(ctx, v)
+			return ec.unmarshalNUpdateItemInput2githubᚗcomᚋacmeᚋitemsvcᚋinternalᚋserviceᚐItemInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -445,7 +448,53 @@ func (ec *executionContext) fieldContext_Token_expiresIn(_ context.Context, fiel
 
 // region    **************************** input.gotpl *****************************
 
-func (ec *executionContext) unmarshalInputItemInput(ctx context.Context, obj any) (service.ItemInput, error) {
+func (ec *executionContext) unmarshalInputCreateItemInput(ctx context.Context, obj any) (service.ItemInput, error) {
+	var it service.ItemInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"name", "description", "status"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "description":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("description"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Description = data
+		case "status":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("status"))
+			data, err := ec.unmarshalOItemStatus2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋentᚋitemᚐStatus(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			if err = ec.Resolvers.CreateItemInput().Status(ctx, &it, data); err != nil {
+				return it, err
+			}
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputUpdateItemInput(ctx context.Context, obj any) (service.ItemInput, error) {
 	var it service.ItemInput
 	if obj == nil {
 		return it, nil
@@ -483,7 +532,7 @@ func (ec *executionContext) unmarshalInputItemInput(ctx context.Context, obj any
 			if err != nil {
 				return it, err
 			}
-			if err = ec.Resolvers.ItemInput().Status(ctx, &it, data); err != nil {
+			if err = ec.Resolvers.UpdateItemInput().Status(ctx, &it, data); err != nil {
 				return it, err
 			}
 		}
@@ -663,6 +712,11 @@ func (ec *executionContext) _Token(ctx context.Context, sel ast.SelectionSet, ob
 
 // region    ***************************** type.gotpl *****************************
 
+func (ec *executionContext) unmarshalNCreateItemInput2githubᚗcomᚋacmeᚋitemsvcᚋinternalᚋserviceᚐItemInput(ctx context.Context, v any) (service.ItemInput, error) {
+	res, err := ec.unmarshalInputCreateItemInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNItemEvent2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋgraphᚋmodelᚐItemEvent(ctx context.Context, sel ast.SelectionSet, v *model.ItemEvent) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -681,11 +735,6 @@ func (ec *executionContext) unmarshalNItemEventType2githubᚗcomᚋacmeᚋitemsv
 
 func (ec *executionContext) marshalNItemEventType2githubᚗcomᚋacmeᚋitemsvcᚋgraphᚋmodelᚐItemEventType(ctx context.Context, sel ast.SelectionSet, v model.ItemEventType) graphql.Marshaler {
 	return v
-}
-
-func (ec *executionContext) unmarshalNItemInput2githubᚗcomᚋacmeᚋitemsvcᚋinternalᚋserviceᚐItemInput(ctx context.Context, v any) (service.ItemInput, error) {
-	res, err := ec.unmarshalInputItemInput(ctx, v)
-	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalNTime2timeᚐTime(ctx context.Context, v any) (time.Time, error) {
@@ -712,6 +761,11 @@ func (ec *executionContext) marshalNToken2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋint
 		return graphql.Null
 	}
 	return ec._Token(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNUpdateItemInput2githubᚗcomᚋacmeᚋitemsvcᚋinternalᚋserviceᚐItemInput(ctx context.Context, v any) (service.ItemInput, error) {
+	res, err := ec.unmarshalInputUpdateItemInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalOItemEventType2ᚕgithubᚗcomᚋacmeᚋitemsvcᚋgraphᚋmodelᚐItemEventTypeᚄ(ctx context.Context, v any) ([]model.ItemEventType, error) {
