@@ -155,7 +155,7 @@ try {
   // one just created), filled in instead of the placeholder.
   const made = JSON.parse(await responseText()).data.items.edges[0].node;
   check(made.name === 'Made in the playground', `AllItems' first item is ${JSON.stringify(made)}`);
-  await run('UpdateItem', [`"id": "${made.id}"`, '"status": "archived"']);
+  await run('UpdateItem', [`"id": "${made.id}"`, '"status": "ARCHIVED"']);
   await run('DeleteItem', [`"deleteItem": "${made.id}"`]);
   console.log(`the examples updated and deleted ${made.id}, the item changed last`);
 
@@ -224,10 +224,10 @@ try {
   console.log('browse: the owner filter shows Alice\'s two items');
   await page.getByRole('button', { name: "Edit Alice's desk" }).click();
   await page.getByLabel("Name of Alice's desk").fill("Alice's standing desk");
-  await page.getByLabel("Status of Alice's desk").selectOption('archived');
+  await page.getByLabel("Status of Alice's desk").selectOption('ARCHIVED');
   await shot(page, 'playground-browse-edit.png');
   await page.getByRole('button', { name: "Save Alice's desk" }).click();
-  await rowOf("Alice's standing desk").filter({ has: page.getByRole('cell', { name: 'archived', exact: true }) }).waitFor({ timeout });
+  await rowOf("Alice's standing desk").filter({ has: page.getByRole('cell', { name: 'ARCHIVED', exact: true }) }).waitFor({ timeout });
   await page.getByText("Saved “Alice's standing desk”.").waitFor({ timeout });
   console.log('browse: edited in place');
   // Someone else renames the item (REST) while it is being edited here:
@@ -253,7 +253,7 @@ try {
   await page.getByText("Deleted “Alice's lamp”.").waitFor({ timeout });
   await rowOf("Alice's lamp").waitFor({ state: 'detached', timeout });
   check(await rows.count() === 1, `${await rows.count()} rows after the delete`);
-  await status.selectOption('archived');
+  await status.selectOption('ARCHIVED');
   await rowOf("Alice's desk, renamed elsewhere").waitFor({ timeout });
   await shot(page, 'playground-browse.png');
   console.log('browse: deleted in place');

@@ -14,16 +14,6 @@
   const message = $('message');
   let expiryTimer = 0;
 
-  // The schema's names that its next change renames (issue 27: ItemInput
-  // splits into CreateItemInput and UpdateItemInput, enum values become
-  // upper case). Nothing else here names them: the browsing view reads
-  // ItemStatus's values from the schema.
-  const names = {
-    createInput: 'ItemInput', // then CreateItemInput
-    updateInput: 'ItemInput', // then UpdateItemInput
-    archived: 'archived', // ItemStatus, in the UpdateItem example; then ARCHIVED
-  };
-
   // The id the UpdateItem and DeleteItem examples start with; signed in,
   // the playground puts one of the user's items' in its place.
   const idPlaceholder = 'item_…';
@@ -68,8 +58,8 @@ query Users {
 `,
     },
     {
-      query: `# Create an item you own (its status: see ItemStatus in the docs).
-mutation CreateItem($input: ${names.createInput}!) {
+      query: `# Create an item you own (status: ACTIVE, the default, or ARCHIVED).
+mutation CreateItem($input: CreateItemInput!) {
   createItem(input: $input) { id name description status createdAt }
 }
 `,
@@ -78,11 +68,11 @@ mutation CreateItem($input: ${names.createInput}!) {
     {
       query: `# Change the fields given. Signed in, the id is that of the item
 # changed last; any id from AllItems will do.
-mutation UpdateItem($id: ID!, $input: ${names.updateInput}!) {
+mutation UpdateItem($id: ID!, $input: UpdateItemInput!) {
   updateItem(id: $id, input: $input) { id name status updatedAt }
 }
 `,
-      variables: JSON.stringify({ id: idPlaceholder, input: { status: names.archived } }, null, 2),
+      variables: JSON.stringify({ id: idPlaceholder, input: { status: 'ARCHIVED' } }, null, 2),
     },
     {
       query: `# Delete an item for good; it answers the id. Signed in, the id is
@@ -130,7 +120,7 @@ subscription ItemEvents {
 
   function signedIn(me, s) {
     $('who').textContent = me.email;
-    $('role').textContent = me.role;
+    $('role').textContent = me.role.toLowerCase();
     form.hidden = true;
     sessionBox.hidden = false;
     say('');
@@ -458,7 +448,7 @@ subscription ItemEvents {
   }
 }`,
     one: `query BrowseItem($id: ID!) { item(id: $id) { ${itemRead} } }`,
-    update: `mutation BrowseUpdateItem($id: ID!, $input: ${names.updateInput}!, $ifMatch: String) {
+    update: `mutation BrowseUpdateItem($id: ID!, $input: UpdateItemInput!, $ifMatch: String) {
   updateItem(id: $id, input: $input, ifMatch: $ifMatch) { ${itemRead} }
 }`,
     remove: 'mutation BrowseDeleteItem($id: ID!, $ifMatch: String) { deleteItem(id: $id, ifMatch: $ifMatch) }',
