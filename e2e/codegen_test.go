@@ -16,23 +16,28 @@ import (
 
 // codegenCommands are the recipe's commands (docs/clients.md shows them,
 // TestClientsDocShowsRecipe holds it to that), run in a copy of codegen/
-// with BASE and TOKEN set: the GraphQL client from the live schema, the REST
-// types from the live OpenAPI description, then the script compiled.
+// with BASE, TOKEN and API_KEY set: the GraphQL client from the live schema,
+// the REST types from the live OpenAPI description, the script
+// type-checked, then compiled and run against the server.
 var codegenCommands = []string{
 	"GRAPHQL_URL=$BASE/graphql npx graphql-codegen --config codegen.yml",
 	"npx openapi-typescript $BASE/v1/openapi.json --output rest.ts",
 	"npx tsc -p tsconfig.json --strict --noEmit",
+	"npx tsc -p tsconfig.json --strict --noEmit false --outDir out",
+	`node --input-type=module -e "await (await import('./out/client.js')).run(process.env.BASE, process.env.API_KEY)"`,
 }
 
 // TestTypedClients generates both typed clients of docs/clients.md from the
 // live server and compiles codegen/client.ts against them with tsc --strict:
 // a login, items created and listed through openapi-fetch, typed GraphQL
 // documents, and a createItem with an empty input that must stay a type
-// error (its @ts-expect-error fails the compile once it type-checks). The
-// server has the playground off, as in production, so the schema is read by
-// introspection with a bearer token. Then the two pitfalls the recipe's
-// configuration avoids are shown to fail. It runs with E2E=1 (make e2e,
-// CI), where a missing node_modules fails it.
+// error (its @ts-expect-error fails the compile once it type-checks). Then
+// it runs the script against the server, so the types are shown to describe
+// what the server answers, not only to compile. The server has the
+// playground off, as in production, so the schema is read by introspection
+// with a bearer token. Last, the two pitfalls the recipe's configuration
+// avoids are shown to fail. It runs with E2E=1 (make e2e, CI), where a
+// missing node_modules fails it.
 func TestTypedClients(t *testing.T) {
 	if os.Getenv("E2E") != "1" {
 		t.Skip("end-to-end test: run with E2E=1 (make e2e)")
@@ -45,7 +50,7 @@ func TestTypedClients(t *testing.T) {
 	env := testutil.New(t, testutil.WithConfig(func(c *config.Config) { c.Playground = false }))
 	srv := httptest.NewServer(env.App.Handler)
 	t.Cleanup(srv.Close)
-	vars := []string{"BASE=" + srv.URL, "TOKEN=" + env.Alice.Token}
+	vars := []string{"BASE=" + srv.URL, "TOKEN=" + env.Alice.Token, "API_KEY=" + env.Alice.Key}
 
 	dir := clientProject(t, nil)
 	for _, c := range codegenCommands {
