@@ -37,6 +37,10 @@ export async function run(base: string, apiKey: string): Promise<void> {
 
   // GraphQL: each graphql() document below is typed, its variables and its
   // result; enums are string unions, Time and Cursor strings.
+  const { me } = await execute(base, token, Me, {});
+  const role: 'USER' | 'ADMIN' = me.role;
+  console.log(me.email, role);
+
   const made = await execute(base, token, CreateItem, { input: { name: 'Second item' } });
   const status: 'ACTIVE' | 'ARCHIVED' = made.createItem.status;
   await execute(base, token, UpdateItem, { id, input: { status: 'ARCHIVED' } });
@@ -59,6 +63,16 @@ export async function neverRun(base: string, token: string): Promise<void> {
   // @ts-expect-error createItem(input: {}): CreateItemInput.name is required
   await execute(base, token, CreateItem, { input: {} });
 }
+
+const Me = graphql(`
+  query Me {
+    me {
+      id
+      email
+      role
+    }
+  }
+`);
 
 const CreateItem = graphql(`
   mutation CreateItem($input: CreateItemInput!) {
