@@ -55,10 +55,12 @@ fuzz:
 openapi-lint:
 	REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true npx --prefix e2e --no-install redocly lint rest/openapi/openapi.json
 
-## e2e: browser test of the playground and the docs, offline, the real clients of the event streams, and
-## graphql-http's GraphQL-over-HTTP audit of the live server (needs /usr/bin/chromium and `npm ci` in e2e/); screenshot in test-output/
+## e2e: browser test of the playground and the docs, offline, the real clients of the event streams,
+## graphql-http's GraphQL-over-HTTP audit of the live server, and the typed clients of docs/clients.md
+## generated from it and compiled with tsc --strict (needs /usr/bin/chromium and `npm ci` in e2e/);
+## screenshot in test-output/
 e2e:
-	E2E=1 $(GO) test -count=1 -v -run 'TestPagesInBrowser|TestRealtimeClients|TestGraphQLOverHTTPAudit' ./e2e
+	E2E=1 $(GO) test -count=1 -v -run 'TestPagesInBrowser|TestRealtimeClients|TestGraphQLOverHTTPAudit|TestTypedClients' ./e2e
 
 clean:
 	rm -rf bin data test-output
