@@ -1,12 +1,10 @@
 package graph_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
@@ -209,15 +207,7 @@ func TestDeferRefusedOnStreams(t *testing.T) {
 	defer cancel()
 
 	t.Run("sse", func(t *testing.T) {
-		body, _ := json.Marshal(map[string]any{"query": query})
-		req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL+"/graphql", bytes.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "text/event-stream")
-		req.Header.Set("Authorization", "Bearer "+env.Alice.Token)
-		resp, err := srv.Client().Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		resp := postSSE(ctx, t, srv, env.Alice.Token, query, nil)
 		defer resp.Body.Close()
 		out, _ := io.ReadAll(resp.Body) // the stream ends after its error
 		if !strings.Contains(string(out), `"code":"VALIDATION_ERROR"`) || !strings.Contains(string(out), `"field":"@defer"`) {

@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
-	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -134,18 +132,9 @@ func TestEnumSpelling(t *testing.T) {
 	t.Run("subscription", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		body, _ := json.Marshal(map[string]any{
-			"query":     `subscription($after: ID) { itemEvents(after: $after) { type item { id status owner { role } } } }`,
-			"variables": map[string]any{"after": after},
-		})
-		req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL+"/graphql", bytes.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "text/event-stream")
-		req.Header.Set("Authorization", "Bearer "+env.Alice.Token)
-		resp, err := srv.Client().Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		resp := postSSE(ctx, t, srv, env.Alice.Token,
+			`subscription($after: ID) { itemEvents(after: $after) { type item { id status owner { role } } } }`,
+			map[string]any{"after": after})
 		defer resp.Body.Close()
 		sc := bufio.NewScanner(resp.Body)
 		for sc.Scan() {

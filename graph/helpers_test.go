@@ -1,7 +1,11 @@
 package graph_test
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/acme/itemsvc/internal/testutil"
@@ -101,4 +105,23 @@ func mustJSON(t *testing.T, b []byte, v any) {
 	if err := json.Unmarshal(b, v); err != nil {
 		t.Fatalf("decode %s: %v", b, err)
 	}
+}
+
+// postSSE sends an operation to srv over Server-Sent Events (POST, Accept:
+// text/event-stream), with token unless it is empty; the caller closes the
+// response's body.
+func postSSE(ctx context.Context, t *testing.T, srv *httptest.Server, token, query string, vars map[string]any) *http.Response {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
+	req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL+"/graphql", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
 }

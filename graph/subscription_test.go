@@ -2,7 +2,6 @@ package graph_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -144,18 +143,8 @@ func subscribeWS(t *testing.T, srv *httptest.Server, token string, vars map[stri
 func subscribeSSE(t *testing.T, srv *httptest.Server, token string, vars map[string]any) (*subscriber, *http.Response) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	body, _ := json.Marshal(map[string]any{"query": itemEventsQuery, "variables": vars})
-	req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL+"/graphql", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "text/event-stream")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := srv.Client().Do(req)
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
+	t.Cleanup(cancel)
+	resp := postSSE(ctx, t, srv, token, itemEventsQuery, vars)
 	s := &subscriber{results: make(chan subEvent, 100)}
 	done := make(chan struct{})
 	t.Cleanup(func() { cancel(); resp.Body.Close(); <-done })
