@@ -4,8 +4,8 @@
 // as does any Content-Security-Policy violation or script error. On
 // /playground it signs in with an API key through the page's form (a bad
 // key first; a refusal from before signing in leaves the results pane),
-// runs the example tabs (UpdateItem and DeleteItem on the id filled in),
-// sees the seeded items, opens the explorer plugin, signs out; it checks
+// runs the example tabs (ItemById, NodeById, UpdateItem and DeleteItem on
+// the id filled in), sees the seeded items, opens the explorer plugin, signs out; it checks
 // the messages for an expired token and for an unreachable server; then it
 // reads /docs rendered by Redoc. It also watches the ItemEvents tab stream
 // items created meanwhile through the REST API. In the browsing view it
@@ -155,6 +155,8 @@ try {
   // one just created), filled in instead of the placeholder.
   const made = JSON.parse(await responseText()).data.items.edges[0].node;
   check(made.name === 'Made in the playground', `AllItems' first item is ${JSON.stringify(made)}`);
+  await run('ItemById', [`"id": "${made.id}"`, '"etag": "\\"']);
+  await run('NodeById', ['"__typename": "Item"', `"id": "${made.id}"`]);
   await run('UpdateItem', [`"id": "${made.id}"`, '"status": "ARCHIVED"']);
   await run('DeleteItem', [`"deleteItem": "${made.id}"`]);
   console.log(`the examples updated and deleted ${made.id}, the item changed last`);

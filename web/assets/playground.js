@@ -66,6 +66,30 @@ mutation CreateItem($input: CreateItemInput!) {
       variables: JSON.stringify({ input: { name: 'Made in the playground', description: 'hello' } }, null, 2),
     },
     {
+      query: `# One item by id, with its etag (send it as ifMatch to UpdateItem or
+# DeleteItem so that a change made meanwhile is not overwritten). Signed
+# in, the id is that of the item changed last; any id from AllItems will do.
+query ItemById($id: ID!) {
+  item(id: $id) { id name description status etag createdAt updatedAt owner { email } }
+}
+`,
+      variables: JSON.stringify({ id: idPlaceholder }, null, 2),
+    },
+    {
+      query: `# Any object by its id, an item's (item_…) or a user's (user_…);
+# nodes(ids: [...]) reads several at once.
+query NodeById($id: ID!) {
+  node(id: $id) {
+    __typename
+    id
+    ... on Item { name status owner { email } }
+    ... on User { email role }
+  }
+}
+`,
+      variables: JSON.stringify({ id: idPlaceholder }, null, 2),
+    },
+    {
       query: `# Change the fields given. Signed in, the id is that of the item
 # changed last; any id from AllItems will do.
 mutation UpdateItem($id: ID!, $input: UpdateItemInput!) {
@@ -82,6 +106,16 @@ mutation DeleteItem($id: ID!) {
 }
 `,
       variables: JSON.stringify({ id: idPlaceholder }, null, 2),
+    },
+    {
+      query: `# What a client does to sign in (the form above does it for you):
+# an API key for a bearer token, sent as Authorization: Bearer <token>.
+# The only operation that needs no token.
+mutation Login($apiKey: String!) {
+  login(apiKey: $apiKey) { accessToken tokenType expiresIn }
+}
+`,
+      variables: JSON.stringify({ apiKey: 'paste an API key' }, null, 2),
     },
     {
       query: `# Watch changes live: every item event you may see (an admin: all)
