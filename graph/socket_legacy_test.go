@@ -66,11 +66,20 @@ func TestLegacyWebSocket(t *testing.T) {
 		}
 	}
 
-	t.Run("initialised connection outlives the init timeout", func(t *testing.T) {
+	// subscribed opens a connection running subscription "1", once no
+	// other subscriber is left.
+	subscribed := func(t *testing.T) (context.Context, *websocket.Conn) {
+		t.Helper()
+		waitSubscribers(t, env, func(n int) bool { return n == 0 })
 		ctx, conn := dialLegacyWS(t, srv.URL)
 		initLegacy(ctx, conn)
 		start(ctx, conn, "1")
 		waitSubscribers(t, env, func(n int) bool { return n == 1 })
+		return ctx, conn
+	}
+
+	t.Run("initialised connection outlives the init timeout", func(t *testing.T) {
+		ctx, conn := subscribed(t)
 		readCtx, cancel := context.WithTimeout(ctx, time.Second) // 5x the init timeout
 		defer cancel()
 		if m, err := readLegacy(readCtx, conn); err == nil {
@@ -83,11 +92,7 @@ func TestLegacyWebSocket(t *testing.T) {
 	})
 
 	t.Run("duplicate id closes 4409 and leaves no orphan", func(t *testing.T) {
-		waitSubscribers(t, env, func(n int) bool { return n == 0 })
-		ctx, conn := dialLegacyWS(t, srv.URL)
-		initLegacy(ctx, conn)
-		start(ctx, conn, "1")
-		waitSubscribers(t, env, func(n int) bool { return n == 1 })
+		ctx, conn := subscribed(t)
 		start(ctx, conn, "1")
 		var code websocket.StatusCode = -1
 		for {
@@ -103,11 +108,7 @@ func TestLegacyWebSocket(t *testing.T) {
 	})
 
 	t.Run("an id freed by stop can start again", func(t *testing.T) {
-		waitSubscribers(t, env, func(n int) bool { return n == 0 })
-		ctx, conn := dialLegacyWS(t, srv.URL)
-		initLegacy(ctx, conn)
-		start(ctx, conn, "1")
-		waitSubscribers(t, env, func(n int) bool { return n == 1 })
+		ctx, conn := subscribed(t)
 		if err := wsjson.Write(ctx, conn, wsMsg{ID: "1", Type: "stop"}); err != nil {
 			t.Fatal(err)
 		}
