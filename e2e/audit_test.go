@@ -21,12 +21,7 @@ import (
 // run, past the 30 points a minute an anonymous client has. It runs with
 // E2E=1 (make e2e, CI), where a missing node_modules fails it.
 func TestGraphQLOverHTTPAudit(t *testing.T) {
-	if os.Getenv("E2E") != "1" {
-		t.Skip("end-to-end test: run with E2E=1 (make e2e)")
-	}
-	if _, err := os.Stat("node_modules/graphql-http"); err != nil {
-		t.Fatalf("node_modules/graphql-http is missing: (cd e2e && npm ci)")
-	}
+	requireE2E(t, "node_modules/graphql-http")
 	env := testutil.New(t, testutil.WithConfig(func(c *config.Config) {
 		c.Playground = true
 		c.GraphQLAnonPerMinute = 10_000

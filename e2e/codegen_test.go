@@ -39,14 +39,7 @@ var codegenCommands = []string{
 // avoids are shown to fail. It runs with E2E=1 (make e2e, CI), where a
 // missing node_modules fails it.
 func TestTypedClients(t *testing.T) {
-	if os.Getenv("E2E") != "1" {
-		t.Skip("end-to-end test: run with E2E=1 (make e2e)")
-	}
-	for _, need := range []string{"graphql-codegen", "openapi-typescript", "tsc"} {
-		if _, err := os.Stat(filepath.Join("node_modules/.bin", need)); err != nil {
-			t.Fatalf("node_modules/.bin/%s is missing: (cd e2e && npm ci)", need)
-		}
-	}
+	requireE2E(t, "node_modules/.bin/graphql-codegen", "node_modules/.bin/openapi-typescript", "node_modules/.bin/tsc")
 	env := testutil.New(t, testutil.WithConfig(func(c *config.Config) { c.Playground = false }))
 	srv := httptest.NewServer(env.App.Handler)
 	t.Cleanup(srv.Close)

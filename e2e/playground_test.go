@@ -24,18 +24,7 @@ import (
 // (make e2e, CI), where a missing chromium or node_modules fails it;
 // otherwise it is skipped.
 func TestPagesInBrowser(t *testing.T) {
-	if os.Getenv("E2E") != "1" {
-		t.Skip("browser test: run with E2E=1 (make e2e)")
-	}
-	chromium := os.Getenv("CHROMIUM")
-	if chromium == "" {
-		chromium = "/usr/bin/chromium"
-	}
-	for _, need := range []string{chromium, "node_modules/playwright-core"} {
-		if _, err := os.Stat(need); err != nil {
-			t.Fatalf("%s is missing: apt-get install chromium; (cd e2e && npm ci)", need)
-		}
-	}
+	requireE2E(t, chromium(), "node_modules/playwright-core")
 
 	env := testutil.New(t)
 	// Older than the named items: enough for the browsing view's second page.
@@ -78,7 +67,7 @@ func TestPagesInBrowser(t *testing.T) {
 		"EXPIRED_TOKEN="+expired,
 		"EXPECT="+strings.Join(names, ","),
 		"OUTPUT_DIR="+out,
-		"CHROMIUM="+chromium,
+		"CHROMIUM="+chromium(),
 	)
 	output, err := cmd.CombinedOutput()
 	t.Logf("node playground.test.mjs:\n%s", output)

@@ -18,18 +18,7 @@ import (
 // client over a WebSocket and chromium's EventSource over SSE. It runs with
 // E2E=1 (make e2e, CI), where a missing chromium or node_modules fails it.
 func TestRealtimeClients(t *testing.T) {
-	if os.Getenv("E2E") != "1" {
-		t.Skip("browser test: run with E2E=1 (make e2e)")
-	}
-	chromium := os.Getenv("CHROMIUM")
-	if chromium == "" {
-		chromium = "/usr/bin/chromium"
-	}
-	for _, need := range []string{chromium, "node_modules/playwright-core", "node_modules/graphql-ws"} {
-		if _, err := os.Stat(need); err != nil {
-			t.Fatalf("%s is missing: apt-get install chromium; (cd e2e && npm ci)", need)
-		}
-	}
+	requireE2E(t, chromium(), "node_modules/playwright-core", "node_modules/graphql-ws")
 	env := testutil.New(t)
 	env.App.Start(context.Background())
 	// The event both clients start after.
@@ -49,7 +38,7 @@ func TestRealtimeClients(t *testing.T) {
 		"ALICE_TOKEN="+env.Alice.Token,
 		"BOB_TOKEN="+env.Bob.Token,
 		"AFTER="+evs.Events[0].ID,
-		"CHROMIUM="+chromium,
+		"CHROMIUM="+chromium(),
 	)
 	output, err := cmd.CombinedOutput()
 	t.Logf("node realtime.test.mjs:\n%s", output)
