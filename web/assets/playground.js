@@ -128,10 +128,16 @@ subscription ItemEvents {
     },
   ];
 
+  // notice shows text in a message box (el), as an error or not; no text
+  // hides it.
+  function notice(el, text, isError) {
+    el.textContent = text;
+    el.classList.toggle('error', !!isError);
+    el.hidden = !text;
+  }
+
   function say(text, isError) {
-    message.textContent = text;
-    message.classList.toggle('error', !!isError);
-    message.hidden = !text;
+    notice(message, text, isError);
   }
 
   // Session: {token, expiresAt} of the signed-in user, in this tab only.
@@ -507,9 +513,7 @@ subscription ItemEvents {
     let nameTimer = 0;
 
     function tell(text, isError) {
-      note.textContent = text;
-      note.classList.toggle('error', !!isError);
-      note.hidden = !text;
+      notice(note, text, isError);
     }
 
     // ask runs one operation with the session's token and returns its data;
@@ -677,7 +681,7 @@ subscription ItemEvents {
       tr.cells[1].replaceChildren(status);
       tr.cells[4].replaceChildren(
         button('Save', `Save ${item.name}`, () => editForm.requestSubmit()),
-        button('Cancel', `Cancel editing ${item.name}`, () => tr.replaceWith(row(item))));
+        button('Cancel', `Cancel editing ${item.name}`, () => refresh(tr, item)));
       name.focus();
     }
 
@@ -726,7 +730,7 @@ subscription ItemEvents {
       const item = tr.item;
       tr.cells[4].replaceChildren(
         button('Yes, delete', `Yes, delete ${item.name}`, () => remove(tr)),
-        button('Keep', `Keep ${item.name}`, () => tr.replaceWith(row(item))));
+        button('Keep', `Keep ${item.name}`, () => refresh(tr, item)));
       tr.cells[4].firstChild.focus();
     }
 
