@@ -3,7 +3,7 @@ GO      ?= go
 BIN     ?= bin/server
 PKGS    ?= ./...
 
-.PHONY: run test build generate migration lint fuzz bench clean e2e openapi-lint
+.PHONY: run test build image generate migration lint staticcheck fuzz bench clean e2e openapi-lint
 
 ## run: start the server on the embedded SQLite database (data/app.db), on
 ## 127.0.0.1:8080 (ADDR=:8080 make run listens on every interface)
@@ -16,11 +16,26 @@ test:
 
 ## build: build the binary into bin/server: -trimpath, -ldflags='-s -w' (no symbol table or
 ## DWARF: panics still print file:line, debuggers see less), -tags nomsgpack (gin without its
-## MessagePack binding, which nothing here uses), CGO_ENABLED=0 (a static binary that maps no
-## libc: the SQLite driver is pure Go, and the DNS resolver and os/user are Go's own)
-BUILDFLAGS ?= -trimpath -tags nomsgpack -ldflags='-s -w'
+## MessagePack binding, which nothing here uses), -tags grpcnotrace (gRPC, of the OTLP trace
+## exporter, without golang.org/x/net/trace, whose html/template makes the linker keep every
+## exported method: cmd/server's TestNoReflectMethodMarking), CGO_ENABLED=0 (a static binary
+## that maps no libc: the SQLite driver is pure Go, and the DNS resolver and os/user are Go's own)
+BUILDFLAGS ?= -trimpath -tags nomsgpack,grpcnotrace -ldflags='-s -w'
 build:
 	CGO_ENABLED=0 $(GO) build $(BUILDFLAGS) -o $(BIN) ./cmd/server
+
+## image: the container image (Dockerfile) of the binary of `make build`, FROM scratch, tagged
+## $(IMAGE); the build context build/image/ holds the binary, this machine's CA certificates
+## (CA_CERTS), a passwd line for the non-root user 65532 and the folders /data and /tmp
+IMAGE    ?= itemsvc:dev
+CA_CERTS ?= /etc/ssl/certs/ca-certificates.crt
+image: build
+	rm -rf build/image && mkdir -p build/image/data build/image/tmp
+	chmod 1777 build/image/tmp
+	cp $(BIN) build/image/server
+	cp $(CA_CERTS) build/image/ca-certificates.crt
+	echo 'itemsvc:x:65532:65532:itemsvc:/data:/sbin/nologin' > build/image/passwd
+	DOCKER_BUILDKIT=0 docker build -q -t $(IMAGE) -f Dockerfile build/image
 
 ## generate: regenerate ent and gqlgen code (never edit generated code by hand)
 generate:
@@ -32,9 +47,15 @@ migration:
 	$(GO) run internal/migration/diff.go -name $(NAME)
 
 ## lint: the static checks CI runs
-lint:
+lint: staticcheck
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go') && exit 1)
 	$(GO) vet ./...
+
+## staticcheck: staticcheck at a pinned version (go run builds it once, outside go.mod, so
+## that its dependencies never move the server's)
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+staticcheck:
+	$(GO) run $(STATICCHECK) ./...
 
 ## bench: measure the server against the lean reference (bench/): SQLite, or PostgreSQL with
 ## BENCH_DATABASE_URL; ARGS="-duration 5s -rows list,get" to narrow, ARGS=-write records BENCHMARKS.md
@@ -63,4 +84,4 @@ e2e:
 	E2E=1 $(GO) test -count=1 -v -run 'TestPagesInBrowser|TestRealtimeClients|TestGraphQLOverHTTPAudit|TestTypedClients' ./e2e
 
 clean:
-	rm -rf bin data test-output
+	rm -rf bin build data test-output

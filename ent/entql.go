@@ -108,6 +108,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			event.FieldXid:          {Type: field.TypeInt64, Column: event.FieldXid},
 			event.FieldSeq:          {Type: field.TypeInt64, Column: event.FieldSeq},
 			event.FieldDispatchedAt: {Type: field.TypeTime, Column: event.FieldDispatchedAt},
+			event.FieldTraceParent:  {Type: field.TypeString, Column: event.FieldTraceParent},
 		},
 	}
 	graph.Nodes[4] = &sqlgraph.Node{
@@ -782,6 +783,11 @@ func (f *EventFilter) WhereSeq(p entql.Int64P) {
 // WhereDispatchedAt applies the entql time.Time predicate on the dispatched_at field.
 func (f *EventFilter) WhereDispatchedAt(p entql.TimeP) {
 	f.Where(p.Field(event.FieldDispatchedAt))
+}
+
+// WhereTraceParent applies the entql string predicate on the trace_parent field.
+func (f *EventFilter) WhereTraceParent(p entql.StringP) {
+	f.Where(p.Field(event.FieldTraceParent))
 }
 
 // WhereHasDeliveries applies a predicate to check if query has an edge deliveries.

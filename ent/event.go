@@ -35,6 +35,8 @@ type Event struct {
 	Seq int64 `json:"seq,omitempty"`
 	// DispatchedAt holds the value of the "dispatched_at" field.
 	DispatchedAt *time.Time `json:"dispatched_at,omitempty"`
+	// TraceParent holds the value of the "trace_parent" field.
+	TraceParent string `json:"trace_parent,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the EventQuery when eager-loading is set.
 	Edges        EventEdges `json:"edges"`
@@ -68,7 +70,7 @@ func (*Event) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case event.FieldXid, event.FieldSeq:
 			values[i] = new(sql.NullInt64)
-		case event.FieldID, event.FieldType, event.FieldUserID, event.FieldItemID, event.FieldData:
+		case event.FieldID, event.FieldType, event.FieldUserID, event.FieldItemID, event.FieldData, event.FieldTraceParent:
 			values[i] = new(sql.NullString)
 		case event.FieldCreatedAt, event.FieldUpdatedAt, event.FieldDispatchedAt:
 			values[i] = new(sql.NullTime)
@@ -148,6 +150,12 @@ func (_m *Event) assignValues(columns []string, values []any) error {
 				_m.DispatchedAt = new(time.Time)
 				*_m.DispatchedAt = value.Time
 			}
+		case event.FieldTraceParent:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field trace_parent", values[i])
+			} else if value.Valid {
+				_m.TraceParent = value.String
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -217,6 +225,9 @@ func (_m *Event) String() string {
 		builder.WriteString("dispatched_at=")
 		builder.WriteString(v.Format(time.ANSIC))
 	}
+	builder.WriteString(", ")
+	builder.WriteString("trace_parent=")
+	builder.WriteString(_m.TraceParent)
 	builder.WriteByte(')')
 	return builder.String()
 }

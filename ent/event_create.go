@@ -110,6 +110,20 @@ func (_c *EventCreate) SetNillableDispatchedAt(v *time.Time) *EventCreate {
 	return _c
 }
 
+// SetTraceParent sets the "trace_parent" field.
+func (_c *EventCreate) SetTraceParent(v string) *EventCreate {
+	_c.mutation.SetTraceParent(v)
+	return _c
+}
+
+// SetNillableTraceParent sets the "trace_parent" field if the given value is not nil.
+func (_c *EventCreate) SetNillableTraceParent(v *string) *EventCreate {
+	if v != nil {
+		_c.SetTraceParent(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *EventCreate) SetID(v string) *EventCreate {
 	_c.mutation.SetID(v)
@@ -307,6 +321,10 @@ func (_c *EventCreate) createSpec() (*Event, *sqlgraph.CreateSpec) {
 		_spec.SetField(event.FieldDispatchedAt, field.TypeTime, value)
 		_node.DispatchedAt = &value
 	}
+	if value, ok := _c.mutation.TraceParent(); ok {
+		_spec.SetField(event.FieldTraceParent, field.TypeString, value)
+		_node.TraceParent = value
+	}
 	if nodes := _c.mutation.DeliveriesIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.O2M,
@@ -442,6 +460,9 @@ func (u *EventUpsertOne) UpdateNewValues() *EventUpsertOne {
 		}
 		if _, exists := u.create.mutation.Seq(); exists {
 			s.SetIgnore(event.FieldSeq)
+		}
+		if _, exists := u.create.mutation.TraceParent(); exists {
+			s.SetIgnore(event.FieldTraceParent)
 		}
 	}))
 	return u
@@ -712,6 +733,9 @@ func (u *EventUpsertBulk) UpdateNewValues() *EventUpsertBulk {
 			}
 			if _, exists := b.mutation.Seq(); exists {
 				s.SetIgnore(event.FieldSeq)
+			}
+			if _, exists := b.mutation.TraceParent(); exists {
+				s.SetIgnore(event.FieldTraceParent)
 			}
 		}
 	}))

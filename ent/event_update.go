@@ -163,6 +163,9 @@ func (_u *EventUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if _u.mutation.DispatchedAtCleared() {
 		_spec.ClearField(event.FieldDispatchedAt, field.TypeTime)
 	}
+	if _u.mutation.TraceParentCleared() {
+		_spec.ClearField(event.FieldTraceParent, field.TypeString)
+	}
 	if _u.mutation.DeliveriesCleared() {
 		edge := &sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.O2M,
@@ -392,6 +395,9 @@ func (_u *EventUpdateOne) sqlSave(ctx context.Context) (_node *Event, err error)
 	}
 	if _u.mutation.DispatchedAtCleared() {
 		_spec.ClearField(event.FieldDispatchedAt, field.TypeTime)
+	}
+	if _u.mutation.TraceParentCleared() {
+		_spec.ClearField(event.FieldTraceParent, field.TypeString)
 	}
 	if _u.mutation.DeliveriesCleared() {
 		edge := &sqlgraph.EdgeSpec{

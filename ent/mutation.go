@@ -2901,6 +2901,7 @@ type EventMutation struct {
 	seq               *int64
 	addseq            *int64
 	dispatched_at     *time.Time
+	trace_parent      *string
 	clearedFields     map[string]struct{}
 	deliveries        map[string]struct{}
 	removeddeliveries map[string]struct{}
@@ -3391,6 +3392,55 @@ func (m *EventMutation) ResetDispatchedAt() {
 	delete(m.clearedFields, event.FieldDispatchedAt)
 }
 
+// SetTraceParent sets the "trace_parent" field.
+func (m *EventMutation) SetTraceParent(s string) {
+	m.trace_parent = &s
+}
+
+// TraceParent returns the value of the "trace_parent" field in the mutation.
+func (m *EventMutation) TraceParent() (r string, exists bool) {
+	v := m.trace_parent
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTraceParent returns the old "trace_parent" field's value of the Event entity.
+// If the Event object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EventMutation) OldTraceParent(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTraceParent is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTraceParent requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTraceParent: %w", err)
+	}
+	return oldValue.TraceParent, nil
+}
+
+// ClearTraceParent clears the value of the "trace_parent" field.
+func (m *EventMutation) ClearTraceParent() {
+	m.trace_parent = nil
+	m.clearedFields[event.FieldTraceParent] = struct{}{}
+}
+
+// TraceParentCleared returns if the "trace_parent" field was cleared in this mutation.
+func (m *EventMutation) TraceParentCleared() bool {
+	_, ok := m.clearedFields[event.FieldTraceParent]
+	return ok
+}
+
+// ResetTraceParent resets all changes to the "trace_parent" field.
+func (m *EventMutation) ResetTraceParent() {
+	m.trace_parent = nil
+	delete(m.clearedFields, event.FieldTraceParent)
+}
+
 // AddDeliveryIDs adds the "deliveries" edge to the Delivery entity by ids.
 func (m *EventMutation) AddDeliveryIDs(ids ...string) {
 	if m.deliveries == nil {
@@ -3479,7 +3529,7 @@ func (m *EventMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *EventMutation) Fields() []string {
-	fields := make([]string, 0, 9)
+	fields := make([]string, 0, 10)
 	if m.created_at != nil {
 		fields = append(fields, event.FieldCreatedAt)
 	}
@@ -3507,6 +3557,9 @@ func (m *EventMutation) Fields() []string {
 	if m.dispatched_at != nil {
 		fields = append(fields, event.FieldDispatchedAt)
 	}
+	if m.trace_parent != nil {
+		fields = append(fields, event.FieldTraceParent)
+	}
 	return fields
 }
 
@@ -3533,6 +3586,8 @@ func (m *EventMutation) Field(name string) (ent.Value, bool) {
 		return m.Seq()
 	case event.FieldDispatchedAt:
 		return m.DispatchedAt()
+	case event.FieldTraceParent:
+		return m.TraceParent()
 	}
 	return nil, false
 }
@@ -3560,6 +3615,8 @@ func (m *EventMutation) OldField(ctx context.Context, name string) (ent.Value, e
 		return m.OldSeq(ctx)
 	case event.FieldDispatchedAt:
 		return m.OldDispatchedAt(ctx)
+	case event.FieldTraceParent:
+		return m.OldTraceParent(ctx)
 	}
 	return nil, fmt.Errorf("unknown Event field %s", name)
 }
@@ -3632,6 +3689,13 @@ func (m *EventMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetDispatchedAt(v)
 		return nil
+	case event.FieldTraceParent:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTraceParent(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Event field %s", name)
 }
@@ -3692,6 +3756,9 @@ func (m *EventMutation) ClearedFields() []string {
 	if m.FieldCleared(event.FieldDispatchedAt) {
 		fields = append(fields, event.FieldDispatchedAt)
 	}
+	if m.FieldCleared(event.FieldTraceParent) {
+		fields = append(fields, event.FieldTraceParent)
+	}
 	return fields
 }
 
@@ -3708,6 +3775,9 @@ func (m *EventMutation) ClearField(name string) error {
 	switch name {
 	case event.FieldDispatchedAt:
 		m.ClearDispatchedAt()
+		return nil
+	case event.FieldTraceParent:
+		m.ClearTraceParent()
 		return nil
 	}
 	return fmt.Errorf("unknown Event nullable field %s", name)
@@ -3743,6 +3813,9 @@ func (m *EventMutation) ResetField(name string) error {
 		return nil
 	case event.FieldDispatchedAt:
 		m.ResetDispatchedAt()
+		return nil
+	case event.FieldTraceParent:
+		m.ResetTraceParent()
 		return nil
 	}
 	return fmt.Errorf("unknown Event field %s", name)

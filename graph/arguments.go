@@ -2,9 +2,12 @@ package graph
 
 import "github.com/vektah/gqlparser/v2/ast"
 
-// argument is f.ArgumentMap(vars)[name], without the map of every argument
-// that ArgumentMap builds (an item connection has six).
-func argument(f *ast.Field, name string, vars map[string]any) any {
+// Argument is f.ArgumentMap(vars)[name], without the map of every argument
+// that ArgumentMap builds (an item connection has six). The resolvers read a
+// connection's where with it, and the server (graph/server) its page and
+// filter as it prices the operation. f must be a field of a validated
+// document: a value that does not coerce panics, as ArgumentMap does.
+func Argument(f *ast.Field, name string, vars map[string]any) any {
 	def := f.Definition.Arguments.ForName(name)
 	if def == nil {
 		return nil

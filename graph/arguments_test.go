@@ -24,14 +24,14 @@ func TestArgument(t *testing.T) {
 		{`query($u: String) { items(where: {userID: $u}, after: null) }`, map[string]any{"u": "user_1"}},
 		{`query($w: Where) { items(where: $w) }`, map[string]any{"w": map[string]any{"status": "ACTIVE"}}},
 	} {
-		doc, errs := gqlparser.LoadQuery(schema, tc.query)
+		doc, errs := gqlparser.LoadQueryWithRules(schema, tc.query, nil)
 		if errs != nil {
 			t.Fatalf("%s: %v", tc.query, errs)
 		}
 		f := doc.Operations[0].SelectionSet[0].(*ast.Field)
 		want := f.ArgumentMap(tc.vars)
 		for _, name := range []string{"first", "last", "where", "after", "none"} {
-			if got := argument(f, name, tc.vars); !reflect.DeepEqual(got, want[name]) {
+			if got := Argument(f, name, tc.vars); !reflect.DeepEqual(got, want[name]) {
 				t.Errorf("%s: %s is %#v, ArgumentMap has %#v", tc.query, name, got, want[name])
 			}
 		}

@@ -1,7 +1,6 @@
 package graph
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 
@@ -38,33 +37,5 @@ func TestRootFieldsDescribed(t *testing.T) {
 	}
 	if n < 10 {
 		t.Fatalf("found %d root fields: is the schema loaded?", n)
-	}
-}
-
-// TestPageArgsDescribed: first and last of every connection (ent/entc.go
-// writes their descriptions) state the bounds pageArgs checks, in the words
-// of its error, and the page a connection gets without either.
-func TestPageArgsDescribed(t *testing.T) {
-	schema := generated.NewExecutableSchema(generated.Config{}).Schema()
-	bounds := strings.TrimPrefix(pageReason, "must be ")
-	n := 0
-	for _, def := range schema.Types {
-		for _, f := range def.Fields {
-			if !isConnection(schema, f) {
-				continue
-			}
-			n++
-			for _, name := range []string{"first", "last"} {
-				if d := f.Arguments.ForName(name).Description; !strings.Contains(d, bounds) {
-					t.Errorf("%s.%s(%s:) is described %q, which does not say %q", def.Name, f.Name, name, d, bounds)
-				}
-			}
-			if d, want := f.Arguments.ForName("first").Description, fmt.Sprintf("the first %d", defaultPageSize); !strings.Contains(d, want) {
-				t.Errorf("%s.%s(first:) is described %q, which does not say %q", def.Name, f.Name, d, want)
-			}
-		}
-	}
-	if n < 3 {
-		t.Fatalf("found %d connections, want items, users and User.items at least", n)
 	}
 }

@@ -7,12 +7,12 @@
 // generation, naming the function and the kind of rewrite, wherever the
 // generated code no longer has the shape it expects (a gqlgen upgrade).
 //
-// With -rewrite=off (graph/generate.go, the committed choice) or
-// GQLGEN_REWRITE=off in the environment (which wins), it stops after
-// gqlgen: the executor is gqlgen's own, with no graph/serial in it, and the
-// server works on it the same (CI runs graph's tests on that build; a gqlgen
-// upgrade the rewrite does not follow yet is committed with -rewrite=off;
-// docs/development.md).
+// The committed choice is the -rewrite of graph/generate.go's go:generate
+// line. With -rewrite=off, or GQLGEN_REWRITE=off in the environment (which
+// wins), it stops after gqlgen: the executor is gqlgen's own, with no
+// graph/serial in it, and the server works on it the same (CI runs graph's
+// tests on that build; a gqlgen upgrade the rewrite does not follow yet is
+// committed with -rewrite=off; docs/development.md).
 package main
 
 import (

@@ -98,8 +98,8 @@ func loadNodes(ctx context.Context, svc *service.Service, c *ent.Client, ids []s
 }
 
 // failure maps what Noders reported for an id (a database error, wrapped
-// for the response) to the contract's code, as the presenter does for what
-// a resolver returns (errors.go).
+// for the response) to the contract's code, as the server's error presenter
+// does for what a resolver returns (graph/server, errors.go).
 func failure(ctx context.Context, err error) *apperr.Error {
 	var g *gqlerror.Error
 	if errors.As(err, &g) && g.Err != nil {

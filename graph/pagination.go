@@ -1,14 +1,7 @@
 package graph
 
 import (
-	"context"
 	"fmt"
-	"strconv"
-	"strings"
-
-	"github.com/99designs/gqlgen/graphql"
-	"github.com/vektah/gqlparser/v2/ast"
-	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/acme/itemsvc/third_party/entgql"
 
@@ -17,69 +10,23 @@ import (
 )
 
 // Page sizes of the connections, as REST's limit: a connection asked for
-// without first or last returns the first defaultPageSize nodes, and no
-// page is larger than maxPageSize, so that neither the database nor the
-// complexity estimate meets an unbounded list.
+// without first or last returns the first DefaultPageSize nodes, and no
+// page is larger than MaxPageSize, so that neither the database nor the
+// complexity estimate meets an unbounded list. The server (graph/server)
+// checks and defaults every connection's page before the operation runs;
+// the resolvers hold to the same bounds.
 const (
-	defaultPageSize = 20
-	maxPageSize     = 100
+	DefaultPageSize = 20
+	MaxPageSize     = 100
 )
 
-// Every connection of the schema (Query.items, Query.users, User.items and
-// any added later) is found from the schema itself (isConnection), never
-// from a list: its first and last are checked before the operation runs
-// (pageArgs, from the pricer), and one asked for with neither gets the
-// default page (pageDefaults), which ent's field collection then loads for
-// nested connections too.
-
-// isConnection reports whether def is a Relay connection field: its type is
-// an object named …Connection with edges and pageInfo, and it takes first
-// and last.
-func isConnection(schema *ast.Schema, def *ast.FieldDefinition) bool {
-	if def == nil || def.Type == nil || def.Type.Elem != nil {
-		return false
-	}
-	t := schema.Types[def.Type.Name()]
-	if t == nil || t.Kind != ast.Object || !strings.HasSuffix(t.Name, "Connection") ||
-		t.Fields.ForName("edges") == nil || t.Fields.ForName("pageInfo") == nil {
-		return false
-	}
-	for _, name := range []string{"first", "last"} {
-		if a := def.Arguments.ForName(name); a == nil || a.Type.Elem != nil || a.Type.Name() != "Int" {
-			return false
-		}
-	}
-	return true
-}
-
 // pageReason is what first and last must be, in REST's words for limit.
-var pageReason = fmt.Sprintf("must be a whole number from 0 to %d", maxPageSize)
+var pageReason = fmt.Sprintf("must be a whole number from 0 to %d", MaxPageSize)
 
-// pageArgs reads first and last of a connection field as gqlgen will decode
-// them (graphql.UnmarshalInt: a variable sent as the JSON string "100" is
-// 100) and checks them: each from 0 to maxPageSize, not both.
-func pageArgs(f *ast.Field, vars map[string]any) (first, last *int, err *apperr.Error) {
-	read := func(name string) (*int, *apperr.Error) {
-		v := argument(f, name, vars)
-		if v == nil {
-			return nil, nil
-		}
-		n, err := graphql.UnmarshalInt(v)
-		if err != nil || n < 0 || n > maxPageSize {
-			return nil, apperr.Validation(name, pageReason)
-		}
-		return &n, nil
-	}
-	if first, err = read("first"); err != nil {
-		return nil, nil, err
-	}
-	if last, err = read("last"); err != nil {
-		return nil, nil, err
-	}
-	if first != nil && last != nil {
-		return nil, nil, apperr.Validation("last", "cannot be combined with first: page forwards with first and after, backwards with last and before")
-	}
-	return first, last, nil
+// PageSizeError is the VALIDATION_ERROR of a first or last (name) outside
+// 0 to MaxPageSize.
+func PageSizeError(name string) *apperr.Error {
+	return apperr.Validation(name, pageReason)
 }
 
 // defaultItemOrder lists items newest first, as REST does by default; it is
@@ -88,213 +35,21 @@ func pageArgs(f *ast.Field, vars map[string]any) (first, last *int, err *apperr.
 var defaultItemOrder = &ent.ItemOrder{Direction: entgql.OrderDirectionDesc, Field: ent.ItemOrderFieldCreatedAt}
 
 // pageBounds checks first and last and applies the default page size. The
-// pricer has refused an operation with a bad first or last before it ran;
-// this keeps a resolver called otherwise (a test, a future caller) bounded.
+// server's pricer has refused an operation with a bad first or last before
+// it ran; this keeps a resolver called otherwise (a test, a future caller)
+// bounded.
 func pageBounds(first, last *int) (*int, *int, error) {
 	for _, a := range []struct {
 		name string
 		v    *int
 	}{{"first", first}, {"last", last}} {
-		if a.v != nil && (*a.v < 0 || *a.v > maxPageSize) {
-			return nil, nil, apperr.Validation(a.name, pageReason)
+		if a.v != nil && (*a.v < 0 || *a.v > MaxPageSize) {
+			return nil, nil, PageSizeError(a.name)
 		}
 	}
 	if first == nil && last == nil {
-		n := defaultPageSize
+		n := DefaultPageSize
 		first = &n
 	}
 	return first, last, nil
-}
-
-// pageSize is the number of nodes a connection field may return, for the
-// complexity estimate.
-func pageSize(first, last *int) int {
-	switch {
-	case first != nil && *first >= 0:
-		return min(*first, maxPageSize)
-	case last != nil && *last >= 0:
-		return min(*last, maxPageSize)
-	}
-	return defaultPageSize
-}
-
-// pageDefaults gives every connection field asked for without first or
-// last an explicit `first: 20`, in a copy of the operation the request
-// runs, so that what reads the field's arguments from the document (the
-// resolver's arguments, ent's field collection, which loads a nested
-// connection such as owner { items } for every parent at once, and the
-// pricer) sees the same bounded page. The parsed document is shared by
-// every request of it and is never edited: the changed path is copied, and
-// a fragment on it inlined. An operation whose defaults do not depend on
-// its variables is rewritten once and kept with it (memo).
-type pageDefaults struct {
-	schema *ast.Schema
-	memo   *opMemo[defaulted]
-}
-
-// defaulted is an operation with its default pages: op, or nil when it
-// needs none; dynamic when that depends on the variables.
-type defaulted struct {
-	op      *ast.OperationDefinition
-	dynamic bool
-}
-
-var _ interface {
-	graphql.HandlerExtension
-	graphql.OperationContextMutator
-} = pageDefaults{}
-
-// ExtensionName implements graphql.HandlerExtension.
-func (pageDefaults) ExtensionName() string { return "PageDefaults" }
-
-// Validate implements graphql.HandlerExtension.
-func (pageDefaults) Validate(graphql.ExecutableSchema) error { return nil }
-
-// MutateOperationContext points the request at its operation with default
-// pages.
-func (d pageDefaults) MutateOperationContext(_ context.Context, opCtx *graphql.OperationContext) *gqlerror.Error {
-	if opCtx.Operation == nil {
-		return nil
-	}
-	compute := func() defaulted { return withDefaultPages(d.schema, opCtx.Doc, opCtx.Operation, opCtx.Variables) }
-	r := d.memo.Get(opCtx.Operation, compute)
-	if r.dynamic {
-		r = compute()
-	}
-	if r.op != nil {
-		opCtx.Operation = r.op
-	}
-	return nil
-}
-
-// withDefaultPages returns a copy of op with default pages, or no op when
-// op needs none.
-func withDefaultPages(schema *ast.Schema, doc *ast.QueryDocument, op *ast.OperationDefinition, vars map[string]any) defaulted {
-	w := pageRewriter{schema: schema, doc: doc, vars: vars, fragments: map[string]ast.SelectionSet{}}
-	set, changed := w.set(op.SelectionSet)
-	if !changed {
-		return defaulted{dynamic: w.dynamic}
-	}
-	cp := *op
-	cp.SelectionSet = set
-	return defaulted{op: &cp, dynamic: w.dynamic}
-}
-
-type pageRewriter struct {
-	schema *ast.Schema
-	doc    *ast.QueryDocument
-	vars   map[string]any
-	// dynamic: a page size comes from a variable, so the defaults depend
-	// on the request.
-	dynamic bool
-	// fragments are the fragments already rewritten (nil: unchanged), so
-	// that each is walked once however often it is spread.
-	fragments map[string]ast.SelectionSet
-}
-
-// set returns set with default pages, and whether it changed.
-func (w *pageRewriter) set(set ast.SelectionSet) (ast.SelectionSet, bool) {
-	var out ast.SelectionSet // made at the first change
-	for i, sel := range set {
-		var repl ast.Selection
-		switch s := sel.(type) {
-		case *ast.Field:
-			cp, changed := *s, false
-			if s.Definition != nil && isConnection(w.schema, s.Definition) && w.unpaged(s) {
-				cp.Arguments, changed = w.withFirst(s), true
-			}
-			if child, ok := w.set(s.SelectionSet); ok {
-				cp.SelectionSet, changed = child, true
-			}
-			if changed {
-				repl = &cp
-			}
-		case *ast.InlineFragment:
-			if child, ok := w.set(s.SelectionSet); ok {
-				cp := *s
-				cp.SelectionSet = child
-				repl = &cp
-			}
-		case *ast.FragmentSpread:
-			def := s.Definition
-			if def == nil && w.doc != nil {
-				def = w.doc.Fragments.ForName(s.Name)
-			}
-			if def == nil {
-				break
-			}
-			child, seen := w.fragments[s.Name]
-			if !seen {
-				w.fragments[s.Name] = nil // validation refused cycles; this ends one anyway
-				child, _ = w.set(def.SelectionSet)
-				w.fragments[s.Name] = child
-			}
-			if child != nil {
-				repl = &ast.InlineFragment{
-					TypeCondition:    def.TypeCondition,
-					Directives:       s.Directives,
-					SelectionSet:     child,
-					ObjectDefinition: def.Definition,
-					Position:         s.Position,
-				}
-			}
-		}
-		switch {
-		case repl != nil:
-			if out == nil {
-				out = append(make(ast.SelectionSet, 0, len(set)), set[:i]...)
-			}
-			out = append(out, repl)
-		case out != nil:
-			out = append(out, sel)
-		}
-	}
-	return out, out != nil
-}
-
-// unpaged reports whether a connection field has neither first nor last.
-func (w *pageRewriter) unpaged(f *ast.Field) bool {
-	for _, name := range []string{"first", "last"} {
-		a := f.Arguments.ForName(name)
-		if a == nil || a.Value == nil {
-			continue
-		}
-		switch a.Value.Kind {
-		case ast.NullValue:
-		case ast.Variable:
-			w.dynamic = true
-			if w.vars[a.Value.Raw] != nil {
-				return false
-			}
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-// withFirst returns f's arguments with first: defaultPageSize in place of
-// an absent or null first.
-func (w *pageRewriter) withFirst(f *ast.Field) ast.ArgumentList {
-	args := make(ast.ArgumentList, 0, len(f.Arguments)+1)
-	for _, a := range f.Arguments {
-		if a.Name != "first" {
-			args = append(args, a)
-		}
-	}
-	var typ *ast.Type
-	if def := f.Definition.Arguments.ForName("first"); def != nil {
-		typ = def.Type
-	}
-	return append(args, &ast.Argument{
-		Name: "first",
-		Value: &ast.Value{
-			Kind:         ast.IntValue,
-			Raw:          strconv.Itoa(defaultPageSize),
-			Definition:   w.schema.Types["Int"],
-			ExpectedType: typ,
-			Position:     f.Position,
-		},
-		Position: f.Position,
-	})
 }

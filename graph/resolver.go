@@ -1,6 +1,8 @@
-// Package graph is the GraphQL API at /graphql: the schema (ent's generated
-// half and the hand-written half), thin resolvers over the service layer, and
-// the server with its error presenter and limits.
+// Package graph is the GraphQL API's schema (ent's generated half and the
+// hand-written half) and its thin resolvers over the service layer, with
+// what the resolvers use: node lookup, totals from the item counters, page
+// bounds and the itemEvents stream. The server that carries them (its
+// transports, limits and error presenter) is package graph/server.
 package graph
 
 import (

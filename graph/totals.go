@@ -77,7 +77,7 @@ func countedConnection(oc *graphql.OperationContext, f *ast.Field) (counted, boo
 	if f == nil || f.Definition == nil || f.Definition.Type.Name() != itemConnectionType {
 		return counted{}, false
 	}
-	return countedWhere(argument(f, "where", oc.Variables))
+	return countedWhere(Argument(f, "where", oc.Variables))
 }
 
 // withoutCountedTotals returns ctx with a field selection in which no item
@@ -200,8 +200,11 @@ type countsOnce struct {
 	err    error
 }
 
-// withCountsOnce gives an operation its own counters cache.
-func withCountsOnce(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+// WithCountsOnce is the operation middleware that gives an operation its own
+// cache of the viewer's item counters (countsOnce); the server
+// (graph/server) runs every operation through it. Without it, each user's
+// item connection reads the counters again.
+func WithCountsOnce(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 	return next(context.WithValue(ctx, countsKey{}, &countsOnce{}))
 }
 

@@ -8,9 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oklog/ulid/v2"
-
-	"github.com/acme/itemsvc/internal/app"
 	"github.com/acme/itemsvc/internal/config"
 	"github.com/acme/itemsvc/internal/testutil"
 )
@@ -35,7 +32,6 @@ func limited(t *testing.T, redisURL string, perMinute, perHour, loginFailures in
 			c.RedisURL = redisURL
 			c.RateLimitPerMinute, c.RateLimitPerHour, c.LoginFailuresPerMin = perMinute, perHour, loginFailures
 		}),
-		testutil.WithAppOptions(func(o *app.Options) { o.RateLimitPrefix = "itemsvc:test:" + ulid.Make().String() }),
 	}, more...)
 	return testutil.New(t, opts...)
 }

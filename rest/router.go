@@ -48,6 +48,9 @@ type Options struct {
 	CORSOrigins []string
 	// Sandbox marks every response with X-Environment: sandbox.
 	Sandbox bool
+	// Tracing, when set, runs first on every request (a span per request,
+	// around everything the request logs); nil: tracing is off.
+	Tracing gin.HandlerFunc
 }
 
 // NewRouter returns the HTTP handler of the whole API. The middleware order
@@ -69,10 +72,13 @@ func NewRouter(svc *service.Service, opts Options) *gin.Engine {
 		_ = e.SetTrustedProxies(nil)
 	}
 
+	e.Use(presizeStack(opts.StreamRoutes)) // first: grows the stack while it is shallow
+	if opts.Tracing != nil {
+		e.Use(opts.Tracing) // before the log lines, which then carry its trace id
+	}
 	e.Use(
-		presizeStack(opts.StreamRoutes), // first: grows the stack while it is shallow
-		requestID(opts.Logger),          // everything after logs with it
-		observe(opts.Metrics),           // before recovery: a panic counts as the 500 it becomes
+		requestID(opts.Logger), // everything after logs with it
+		observe(opts.Metrics),  // before recovery: a panic counts as the 500 it becomes
 		accessLog,
 		recovery,
 		securityHeaders,

@@ -38,7 +38,7 @@ func (h webhooks) list(c *gin.Context) {
 		renderError(c, err)
 		return
 	}
-	res, err := h.svc.ListWebhooks(c.Request.Context(), page, limit)
+	res, err := h.svc.ListWebhooks(c.Request.Context(), service.PageParams{Page: page, Limit: limit})
 	if err != nil {
 		renderError(c, err)
 		return

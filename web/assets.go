@@ -45,8 +45,8 @@ type asset struct {
 }
 
 // sum returns the content hash, computed on first use: reading and hashing
-// every bundle at start put 2.7 MB of copies on the heap, and read as much
-// of the binary into memory, before anyone asked for a page.
+// every bundle at start put copies of them all on the heap, and read as
+// much of the binary into memory, before anyone asked for a page.
 func (a *asset) sum() string {
 	a.hashOnce.Do(func() {
 		h := sha256.Sum256(a.data())
@@ -150,8 +150,8 @@ func cutPackage(p string) (pkg, rest string, ok bool) {
 // A request that names the current content hash (?v=, as the pages do) may
 // be cached for a year; any other must revalidate against the ETag, so a
 // stale page after an upgrade still gets fresh files. A client that
-// accepts gzip gets it (2.7 MB of bundles travel as about 1 MB, compressed
-// once per process). Other paths are 404:
+// accepts gzip gets it, compressed once per process (docs/playground.md
+// says how much that saves). Other paths are 404:
 // a router that renders its own 404 asks IsAsset first.
 func Assets() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -11,9 +11,9 @@ import (
 
 // codegenOnly are import paths (prefixes) of code generators and schema
 // differs: the server applies committed migrations and runs generated code,
-// and linking these cost tens of megabytes of binary and their init-time
-// work (issue 14). ent/entc.go, ent/schema/entgql and internal/migration say
-// how they are kept out.
+// and linking these costs tens of megabytes of binary and their init-time
+// work. ent/entc.go, ent/schema/entgql and internal/migration say how they
+// are kept out.
 var codegenOnly = []string{
 	"entgo.io/ent/entc",
 	"entgo.io/contrib/entgql", // the generator; third_party/entgql is its run-time half
@@ -51,16 +51,19 @@ func TestNoCodegenDeps(t *testing.T) {
 // Type.Method or MethodByName (or Value.Method...) with a non-constant
 // argument. One such call, anywhere reachable, makes the linker keep every
 // exported method of every type in the binary, because any might be looked
-// up by name: about 15 MB of binary and 5 MiB of resident memory at start
-// (issue 14). The linker names such functions <ReflectMethod> in its
-// dependency dump; the first one listed is the culprit, the rest follow from
-// it. Past culprits: html/template (web/), and ent's generated runtime
-// evaluating the schemas' Fields() (ent/schema/named says how it is kept out).
+// up by name: a large part of the binary and of its resident memory at
+// start (docs/development.md, What the server links). The linker names such
+// functions <ReflectMethod> in its dependency dump; the first one listed is
+// the culprit, the rest follow from it. Known culprits: html/template
+// (web/), ent's generated runtime evaluating the schemas' Fields()
+// (ent/schema/named says how it is kept out), and gRPC's
+// golang.org/x/net/trace, of the OTLP trace exporter (html/template again:
+// `make build` gives -tags grpcnotrace, which leaves it out).
 func TestNoReflectMethodMarking(t *testing.T) {
 	if testing.Short() {
 		t.Skip("links the server (-short)")
 	}
-	cmd := exec.Command("go", "build", "-trimpath", "-tags", "nomsgpack", "-ldflags=-dumpdep", "-o", filepath.Join(t.TempDir(), "server"), ".")
+	cmd := exec.Command("go", "build", "-trimpath", "-tags", "nomsgpack,grpcnotrace", "-ldflags=-dumpdep", "-o", filepath.Join(t.TempDir(), "server"), ".")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // as `make build`
 	dump, err := cmd.StderrPipe()
 	if err != nil {
@@ -89,6 +92,6 @@ func TestNoReflectMethodMarking(t *testing.T) {
 		t.Fatalf("the linker's dependency dump has %d lines; has -dumpdep changed?", lines)
 	}
 	if len(marked) > 0 {
-		t.Errorf("the linker keeps every exported method, because of (first is the root):\n%s\nfind who reaches it in the output of\n  go build -trimpath -tags nomsgpack -ldflags=-dumpdep -o /dev/null ./cmd/server", strings.Join(marked, "\n"))
+		t.Errorf("the linker keeps every exported method, because of (first is the root):\n%s\nfind who reaches it in the output of\n  go build -trimpath -tags nomsgpack,grpcnotrace -ldflags=-dumpdep -o /dev/null ./cmd/server", strings.Join(marked, "\n"))
 	}
 }

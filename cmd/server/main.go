@@ -5,6 +5,9 @@
 //	server keys create --email E --name N [--admin]
 //	server keys revoke KEY_ID|KEY
 //	server webhooks unopenable              list endpoints whose secret SECRET_KEY cannot open
+//	server healthcheck                      exit 0 when /healthz of ADDR answers
+//	server backup PATH                      copy the SQLite database while it serves
+//	server restore PATH                     put a copy back (no server running)
 //
 // Every setting is a flag and an environment variable; `server serve -h`
 // lists them.
@@ -34,9 +37,18 @@ Commands:
   keys revoke ID|KEY   revoke an API key; its tokens stop working within seconds
   webhooks unopenable  list the webhook endpoints whose stored secret does not
                        open with this SECRET_KEY (id, owner, URL), to rotate
+  healthcheck          exit 0 when /healthz of the server at ADDR answers 200
+                       (the container's HEALTHCHECK), 1 otherwise
+  backup PATH          write a consistent copy of the SQLite database to PATH
+                       while it serves, and its key file to PATH.key
+                       (PostgreSQL: use pg_dump)
+  restore PATH         put a copy made by backup back in place (and its key
+                       file); refused while a server has the database open
+                       (PostgreSQL: use pg_restore)
 
-Run "server <command> -h" for the flags of a command. Every flag can also be
-set by the environment variable named in its help.
+Run "server <command> -h" for the flags of a command ("server serve -h": every
+setting). Every flag can also be set by the environment variable named in its
+help.
 `
 
 func main() {
@@ -54,26 +66,47 @@ func main() {
 
 // run dispatches a command line; stdout receives only a command's result.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	// server -h lists the commands; server serve -h the settings.
+	if len(args) == 1 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
 	cmd := "serve"
 	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
 		cmd, args = args[0], args[1:]
 	}
-	switch cmd {
-	case "serve":
-		return serve(ctx, args, stderr)
-	case "migrate":
-		return migrateCmd(ctx, args, stderr)
-	case "keys":
-		return keysCmd(ctx, args, stdout, stderr)
-	case "webhooks":
-		return webhooksCmd(ctx, args, stdout, stderr)
-	case "help":
+	if c, ok := commands[cmd]; ok {
+		return c(ctx, args, stdout, stderr)
+	}
+	if cmd == "help" {
 		fmt.Fprint(stdout, usage)
 		return nil
-	default:
-		fmt.Fprint(stderr, usage)
-		return fmt.Errorf("unknown command %q", cmd)
 	}
+	fmt.Fprint(stderr, usage)
+	return fmt.Errorf("unknown command %q", cmd)
+}
+
+// command runs one command line; stdout receives only its result.
+type command func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+
+// commands are the binary's commands by name (the usage above lists them;
+// the Kubernetes manifests' test checks theirs against this map).
+var commands = map[string]command{
+	"serve": func(ctx context.Context, args []string, _, stderr io.Writer) error { return serve(ctx, args, stderr) },
+	"migrate": func(ctx context.Context, args []string, _, stderr io.Writer) error {
+		return migrateCmd(ctx, args, stderr)
+	},
+	"keys":     keysCmd,
+	"webhooks": webhooksCmd,
+	"healthcheck": func(ctx context.Context, args []string, _, stderr io.Writer) error {
+		return healthcheckCmd(ctx, args, stderr)
+	},
+	"backup": func(ctx context.Context, args []string, _, stderr io.Writer) error {
+		return backupCmd(ctx, args, stderr)
+	},
+	"restore": func(ctx context.Context, args []string, _, stderr io.Writer) error {
+		return restoreCmd(ctx, args, stderr)
+	},
 }
 
 // loadConfig parses a command's flags (the shared settings plus extra) and

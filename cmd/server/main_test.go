@@ -178,8 +178,15 @@ func TestHelp(t *testing.T) {
 			t.Errorf("help does not mention %s", env)
 		}
 	}
-	out, _, err := runCmd(t, "help")
-	if err != nil || !strings.Contains(out, "keys create") {
-		t.Errorf("help = %q, %v", out, err)
+	for _, arg := range []string{"help", "-h", "--help"} {
+		out, _, err := runCmd(t, arg)
+		if err != nil {
+			t.Fatalf("server %s: %v", arg, err)
+		}
+		for c := range commands {
+			if !regexp.MustCompile(`(?m)^  ` + c + `\b`).MatchString(out) {
+				t.Errorf("server %s does not list the command %s:\n%s", arg, c, out)
+			}
+		}
 	}
 }

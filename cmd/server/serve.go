@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"time"
 
 	"github.com/acme/itemsvc/internal/app"
 	"github.com/acme/itemsvc/internal/logging"
+	"github.com/acme/itemsvc/internal/tracing"
 )
 
 // serve runs the API until ctx is cancelled (SIGINT, SIGTERM), then stops
@@ -36,10 +38,21 @@ func serveWith(ctx context.Context, args []string, stderr io.Writer, hooks serve
 		return err
 	}
 	log := newLogger(stderr, cfg.LogLevel)
+	// Traces (DESIGN §9): only when the OTEL_* variables ask for them;
+	// off, tr is nil and nothing of tracing is installed.
+	tr, err := tracing.FromEnv(ctx)
+	if err != nil {
+		return fmt.Errorf("configuration:\n%w", err)
+	}
+	if tr != nil {
+		log = slog.New(tracing.LogHandler(log.Handler()))
+		tracing.Install(tr, log)
+		defer flushTraces(tr, log)
+	}
 	// Every library's log (the standard logger's, Redis's) goes through
 	// it: JSON lines, redacted.
 	logging.Install(log)
-	a, err := app.New(ctx, cfg, log, app.Options{})
+	a, err := app.New(ctx, cfg, log, app.Options{Tracing: tr})
 	if err != nil {
 		return err
 	}
@@ -120,6 +133,16 @@ func serveWith(ctx context.Context, args []string, stderr io.Writer, hooks serve
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// flushTraces sends the spans still queued, after the last request and the
+// workers have finished.
+func flushTraces(tr *tracing.Tracing, log *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := tr.Shutdown(ctx); err != nil {
+		log.Warn("traces not all sent", "err", err)
+	}
 }
 
 // printSandboxKeys seeds the sandbox if needed and prints its demo keys: they

@@ -33,6 +33,8 @@ const (
 	FieldSeq = "seq"
 	// FieldDispatchedAt holds the string denoting the dispatched_at field in the database.
 	FieldDispatchedAt = "dispatched_at"
+	// FieldTraceParent holds the string denoting the trace_parent field in the database.
+	FieldTraceParent = "trace_parent"
 	// EdgeDeliveries holds the string denoting the deliveries edge name in mutations.
 	EdgeDeliveries = "deliveries"
 	// Table holds the table name of the event in the database.
@@ -58,6 +60,7 @@ var Columns = []string{
 	FieldXid,
 	FieldSeq,
 	FieldDispatchedAt,
+	FieldTraceParent,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -143,6 +146,11 @@ func BySeq(opts ...sql.OrderTermOption) OrderOption {
 // ByDispatchedAt orders the results by the dispatched_at field.
 func ByDispatchedAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldDispatchedAt, opts...).ToFunc()
+}
+
+// ByTraceParent orders the results by the trace_parent field.
+func ByTraceParent(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldTraceParent, opts...).ToFunc()
 }
 
 // ByDeliveriesCount orders the results by deliveries count.

@@ -61,6 +61,13 @@ func (Event) Fields() []ent.Field {
 		field.Time("dispatched_at").
 			Optional().
 			Nillable(),
+		// The W3C traceparent of the traced request whose transaction
+		// wrote the event, when tracing recorded it: the spans of its
+		// deliveries link to it (internal/webhook, tracing.go), on
+		// whichever replica they run. Empty otherwise.
+		field.String("trace_parent").
+			Optional().
+			Immutable(),
 	}
 }
 

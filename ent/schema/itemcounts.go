@@ -184,13 +184,12 @@ func addCounts(ctx context.Context, c statements, delta counts) error {
 }
 
 // counterSlots is how many rows share the count of one owner and status on
-// PostgreSQL. Issue 28 measured 876 creates/s for one owner against 2,264/s
-// spread over 32 owners (64 connections, a ~2 ms link) with one row: each
-// create held it for its commit's round trip. Taken in turn, 32 slots keep
-// the writers of a pool of 64 (DATABASE_MAX_CONNS) two to a row: make bench's
-// pgwrites row, one owner against 32 at 64 connections through the link,
-// went from 0.71× with 8 slots to 1.07× with 32. A read sums at most 32 rows
-// per owner and status, one index range.
+// PostgreSQL. With one row, one owner's concurrent creates queued on it,
+// each holding it for its commit's round trip. Taken in turn, 32 slots keep
+// the writers of a pool of 64 (DATABASE_MAX_CONNS) two to a row, and one
+// owner's creates then keep pace with those of many (make bench's pgwrites
+// row; docs/development.md, Item totals, has the figures). A read sums at
+// most 32 rows per owner and status, one index range.
 const counterSlots = 32
 
 // nextSlot turns the slots over, so that writes that start together take

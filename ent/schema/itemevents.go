@@ -12,6 +12,7 @@ import (
 	"entgo.io/ent"
 	"entgo.io/ent/dialect"
 	"entgo.io/ent/dialect/sql"
+	"go.opentelemetry.io/otel/trace"
 
 	gen "github.com/acme/itemsvc/ent"
 	"github.com/acme/itemsvc/ent/event"
@@ -131,10 +132,11 @@ func recordEvents(ctx context.Context, m *gen.ItemMutation, typ string, items ..
 		first = last - int64(len(items)) + 1
 	}
 	t := event.DefaultCreatedAt()
-	per := 7 // arguments of a row: see insertEventsSQL
+	per := 8 // arguments of a row: see insertEventsSQL
 	if serial {
-		per = 9
+		per = 10
 	}
+	parent := traceParent(ctx)
 	args := make([]any, 0, per*len(items))
 	for i, it := range items {
 		data, err := json.Marshal(resource.NewItem(it))
@@ -145,7 +147,7 @@ func recordEvents(ctx context.Context, m *gen.ItemMutation, typ string, items ..
 		if serial {
 			args = append(args, int64(0), first+int64(i))
 		}
-		args = append(args, event.DefaultID())
+		args = append(args, event.DefaultID(), parent)
 	}
 	if _, err := m.ExecContext(ctx, insertEventsSQL(m.Dialect(), len(items)), args...); err != nil {
 		return fmt.Errorf("insert events: %w", err)
@@ -156,7 +158,7 @@ func recordEvents(ctx context.Context, m *gen.ItemMutation, typ string, items ..
 // insertEventsSQL is the INSERT of rows events, as ent's builder writes it;
 // each row's arguments are created_at, updated_at (the same: the Event
 // schema's hook), type, user_id, item_id, data, then on SQLite xid (0) and
-// seq, and a new evt_ id.
+// seq, a new evt_ id and the traceparent of the writing span (or NULL).
 //
 // On PostgreSQL the statement itself sets xid and seq: xid to the writing
 // transaction's id, seq to the next number of the sequence event_seq. Neither
@@ -167,9 +169,9 @@ func insertEventsSQL(d string, rows int) string {
 	return statement(statementShape{"events", d, rows}, func() string {
 		ins := sql.Dialect(d).Insert(event.Table).
 			Columns(event.FieldCreatedAt, event.FieldUpdatedAt, event.FieldType, event.FieldUserID,
-				event.FieldItemID, event.FieldData, event.FieldXid, event.FieldSeq, event.FieldID)
+				event.FieldItemID, event.FieldData, event.FieldXid, event.FieldSeq, event.FieldID, event.FieldTraceParent)
 		for range rows {
-			v := placeholders(9)
+			v := placeholders(10)
 			if d == dialect.Postgres {
 				v[6], v[7] = sql.Raw(xidExpr), sql.Raw("nextval('"+EventSeqSequence+"')")
 			}
@@ -178,6 +180,17 @@ func insertEventsSQL(d string, rows int) string {
 		q, _ := ins.Query()
 		return q
 	})
+}
+
+// traceParent is the W3C traceparent of the span recording the change, for
+// Event.trace_parent, or nil (NULL) when no span records it: tracing off or
+// the request not sampled.
+func traceParent(ctx context.Context) any {
+	sc := trace.SpanContextFromContext(ctx)
+	if !sc.IsSampled() {
+		return nil
+	}
+	return "00-" + sc.TraceID().String() + "-" + sc.SpanID().String() + "-" + sc.TraceFlags().String()
 }
 
 // xidExpr is the id of the current transaction as a bigint (xid8 has no

@@ -20,6 +20,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 
+	"github.com/acme/itemsvc/ent/delivery"
 	"github.com/acme/itemsvc/ent/item"
 	"github.com/acme/itemsvc/ent/user"
 )
@@ -37,9 +38,19 @@ func MarshalUserRole(r user.Role) graphql.Marshaler { return userRole.marshal(r)
 // UnmarshalUserRole reads a UserRole name (ADMIN) as ent's value (admin).
 func UnmarshalUserRole(v any) (user.Role, error) { return userRole.unmarshal(v) }
 
+// MarshalDeliveryState writes a webhook delivery's state by its GraphQL
+// name (PENDING). DeliveryState is written by hand in graph/webhooks.graphqls
+// (deliveries are not entgql's); enum_test holds its values to ent's.
+func MarshalDeliveryState(s delivery.State) graphql.Marshaler { return deliveryState.marshal(s) }
+
+// UnmarshalDeliveryState reads a DeliveryState name (PENDING) as ent's
+// value (pending).
+func UnmarshalDeliveryState(v any) (delivery.State, error) { return deliveryState.unmarshal(v) }
+
 var (
-	itemStatus = &spelling[item.Status]{name: "ItemStatus", valid: item.StatusValidator}
-	userRole   = &spelling[user.Role]{name: "UserRole", valid: user.RoleValidator}
+	itemStatus    = &spelling[item.Status]{name: "ItemStatus", valid: item.StatusValidator}
+	userRole      = &spelling[user.Role]{name: "UserRole", valid: user.RoleValidator}
+	deliveryState = &spelling[delivery.State]{name: "DeliveryState", valid: delivery.StateValidator}
 )
 
 // Name is the GraphQL name of ent's enum value v: v in upper case. ent/entc.go

@@ -8,6 +8,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 
+	"github.com/acme/itemsvc/ent/delivery"
 	"github.com/acme/itemsvc/ent/item"
 	"github.com/acme/itemsvc/ent/user"
 	"github.com/acme/itemsvc/graph/enum"
@@ -41,6 +42,10 @@ func TestSchemaValues(t *testing.T) {
 			func(v any) (string, error) { s, err := enum.UnmarshalUserRole(v); return string(s), err },
 			func(s string) graphql.Marshaler { return enum.MarshalUserRole(user.Role(s)) },
 			func(s string) error { return user.RoleValidator(user.Role(s)) }},
+		{"DeliveryState", []string{string(delivery.StatePending), string(delivery.StateSucceeded), string(delivery.StateFailed)},
+			func(v any) (string, error) { s, err := enum.UnmarshalDeliveryState(v); return string(s), err },
+			func(s string) graphql.Marshaler { return enum.MarshalDeliveryState(delivery.State(s)) },
+			func(s string) error { return delivery.StateValidator(delivery.State(s)) }},
 	} {
 		def := schema.Types[c.enum]
 		if def == nil {

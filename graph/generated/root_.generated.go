@@ -7,9 +7,11 @@ import (
 	"context"
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/acme/itemsvc/ent"
+	"github.com/acme/itemsvc/ent/delivery"
 	"github.com/acme/itemsvc/graph/model"
 	"github.com/acme/itemsvc/graph/serial"
 	"github.com/acme/itemsvc/internal/service"
@@ -26,19 +28,64 @@ func NewExecutableSchema(cfg Config) graphql.ExecutableSchema {
 type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
+	Delivery() DeliveryResolver
 	Item() ItemResolver
 	Mutation() MutationResolver
 	Query() QueryResolver
 	Subscription() SubscriptionResolver
 	User() UserResolver
+	Webhook() WebhookResolver
 	CreateItemInput() CreateItemInputResolver
+	CreateWebhookInput() CreateWebhookInputResolver
 	UpdateItemInput() UpdateItemInputResolver
+	UpdateWebhookInput() UpdateWebhookInputResolver
 }
 
 type DirectiveRoot struct {
 }
 
 type ComplexityRoot struct {
+	Delivery struct {
+		AttemptLog     func(childComplexity int) int
+		Attempts       func(childComplexity int) int
+		CreatedAt      func(childComplexity int) int
+		Event          func(childComplexity int) int
+		EventID        func(childComplexity int) int
+		ID             func(childComplexity int) int
+		LastDurationMs func(childComplexity int) int
+		LastError      func(childComplexity int) int
+		LastStatusCode func(childComplexity int) int
+		NextAttemptAt  func(childComplexity int) int
+		State          func(childComplexity int) int
+		UpdatedAt      func(childComplexity int) int
+		WebhookID      func(childComplexity int) int
+	}
+
+	DeliveryAttempt struct {
+		At         func(childComplexity int) int
+		DurationMs func(childComplexity int) int
+		Error      func(childComplexity int) int
+		Number     func(childComplexity int) int
+		StatusCode func(childComplexity int) int
+	}
+
+	DeliveryConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	DeliveryEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
+	DeliveryRecovery struct {
+		Requeued  func(childComplexity int) int
+		Since     func(childComplexity int) int
+		WebhookID func(childComplexity int) int
+	}
+
 	Item struct {
 		CreatedAt   func(childComplexity int) int
 		Description func(childComplexity int) int
@@ -69,11 +116,27 @@ type ComplexityRoot struct {
 		Type      func(childComplexity int) int
 	}
 
+	ItemEventConnection struct {
+		Edges    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	ItemEventEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	Mutation struct {
-		CreateItem func(childComplexity int, input service.ItemInput) int
-		DeleteItem func(childComplexity int, id string, ifMatch *string) int
-		Login      func(childComplexity int, apiKey string) int
-		UpdateItem func(childComplexity int, id string, input service.ItemInput, ifMatch *string) int
+		CreateItem          func(childComplexity int, input service.ItemInput) int
+		CreateWebhook       func(childComplexity int, input service.WebhookInput) int
+		DeleteItem          func(childComplexity int, id string, ifMatch *string) int
+		DeleteWebhook       func(childComplexity int, id string) int
+		Login               func(childComplexity int, apiKey string) int
+		RecoverDeliveries   func(childComplexity int, webhookID string, since time.Time) int
+		RetryDelivery       func(childComplexity int, webhookID string, id string) int
+		RotateWebhookSecret func(childComplexity int, id string) int
+		UpdateItem          func(childComplexity int, id string, input service.ItemInput, ifMatch *string) int
+		UpdateWebhook       func(childComplexity int, id string, input service.WebhookInput) int
 	}
 
 	PageInfo struct {
@@ -84,12 +147,16 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		Item  func(childComplexity int, id string) int
-		Items func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.ItemOrder, where *ent.ItemWhereInput) int
-		Me    func(childComplexity int) int
-		Node  func(childComplexity int, id string) int
-		Nodes func(childComplexity int, ids []string) int
-		Users func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.UserOrder, where *ent.UserWhereInput) int
+		Event    func(childComplexity int, id string) int
+		Events   func(childComplexity int, types []model.ItemEventType, since *string, after *entgql.Cursor[string], first *int) int
+		Item     func(childComplexity int, id string) int
+		Items    func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.ItemOrder, where *ent.ItemWhereInput) int
+		Me       func(childComplexity int) int
+		Node     func(childComplexity int, id string) int
+		Nodes    func(childComplexity int, ids []string) int
+		Users    func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.UserOrder, where *ent.UserWhereInput) int
+		Webhook  func(childComplexity int, id string) int
+		Webhooks func(childComplexity int, after *entgql.Cursor[string], first *int) int
 	}
 
 	Subscription struct {
@@ -122,6 +189,33 @@ type ComplexityRoot struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
 	}
+
+	Webhook struct {
+		Active                  func(childComplexity int) int
+		BackoffUntil            func(childComplexity int) int
+		ConsecutiveFailures     func(childComplexity int) int
+		CreatedAt               func(childComplexity int) int
+		Deliveries              func(childComplexity int, after *entgql.Cursor[string], first *int, state *delivery.State) int
+		Description             func(childComplexity int) int
+		Events                  func(childComplexity int) int
+		ID                      func(childComplexity int) int
+		PreviousSecretExpiresAt func(childComplexity int) int
+		Secret                  func(childComplexity int) int
+		URL                     func(childComplexity int) int
+		UpdatedAt               func(childComplexity int) int
+		UserID                  func(childComplexity int) int
+	}
+
+	WebhookConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	WebhookEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
 }
 
 type executableSchema graphql.ExecutableSchemaState[ResolverRoot, DirectiveRoot, ComplexityRoot]
@@ -137,6 +231,167 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 	ec := newExecutionContext(nil, e, nil)
 	_ = ec
 	switch typeName + "." + field {
+
+	case "Delivery.attemptLog":
+		if e.ComplexityRoot.Delivery.AttemptLog == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Delivery.AttemptLog(childComplexity), true
+	case "Delivery.attempts":
+		if e.ComplexityRoot.Delivery.Attempts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Delivery.Attempts(childComplexity), true
+	case "Delivery.createdAt":
+		if e.ComplexityRoot.Delivery.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Delivery.CreatedAt(childComplexity), true
+	case "Delivery.event":
+		if e.ComplexityRoot.Delivery.Event == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Delivery.Event(childComplexity), true
+	case "Delivery.eventID":
+		if e.ComplexityRoot.Delivery.EventID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Delivery.EventID(childComplexity), true
+	case "Delivery.id":
+		if e.ComplexityRoot.Delivery.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Delivery.ID(childComplexity), true
+	case "Delivery.lastDurationMs":
+		if e.ComplexityRoot.Delivery.LastDurationMs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Delivery.LastDurationMs(childComplexity), true
+	case "Delivery.lastError":
+		if e.ComplexityRoot.Delivery.LastError == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Delivery.LastError(childComplexity), true
+	case "Delivery.lastStatusCode":
+		if e.ComplexityRoot.Delivery.LastStatusCode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Delivery.LastStatusCode(childComplexity), true
+	case "Delivery.nextAttemptAt":
+		if e.ComplexityRoot.Delivery.NextAttemptAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Delivery.NextAttemptAt(childComplexity), true
+	case "Delivery.state":
+		if e.ComplexityRoot.Delivery.State == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Delivery.State(childComplexity), true
+	case "Delivery.updatedAt":
+		if e.ComplexityRoot.Delivery.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Delivery.UpdatedAt(childComplexity), true
+	case "Delivery.webhookID":
+		if e.ComplexityRoot.Delivery.WebhookID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Delivery.WebhookID(childComplexity), true
+
+	case "DeliveryAttempt.at":
+		if e.ComplexityRoot.DeliveryAttempt.At == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeliveryAttempt.At(childComplexity), true
+	case "DeliveryAttempt.durationMs":
+		if e.ComplexityRoot.DeliveryAttempt.DurationMs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeliveryAttempt.DurationMs(childComplexity), true
+	case "DeliveryAttempt.error":
+		if e.ComplexityRoot.DeliveryAttempt.Error == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeliveryAttempt.Error(childComplexity), true
+	case "DeliveryAttempt.number":
+		if e.ComplexityRoot.DeliveryAttempt.Number == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeliveryAttempt.Number(childComplexity), true
+	case "DeliveryAttempt.statusCode":
+		if e.ComplexityRoot.DeliveryAttempt.StatusCode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeliveryAttempt.StatusCode(childComplexity), true
+
+	case "DeliveryConnection.edges":
+		if e.ComplexityRoot.DeliveryConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeliveryConnection.Edges(childComplexity), true
+	case "DeliveryConnection.pageInfo":
+		if e.ComplexityRoot.DeliveryConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeliveryConnection.PageInfo(childComplexity), true
+	case "DeliveryConnection.totalCount":
+		if e.ComplexityRoot.DeliveryConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeliveryConnection.TotalCount(childComplexity), true
+
+	case "DeliveryEdge.cursor":
+		if e.ComplexityRoot.DeliveryEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeliveryEdge.Cursor(childComplexity), true
+	case "DeliveryEdge.node":
+		if e.ComplexityRoot.DeliveryEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeliveryEdge.Node(childComplexity), true
+
+	case "DeliveryRecovery.requeued":
+		if e.ComplexityRoot.DeliveryRecovery.Requeued == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeliveryRecovery.Requeued(childComplexity), true
+	case "DeliveryRecovery.since":
+		if e.ComplexityRoot.DeliveryRecovery.Since == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeliveryRecovery.Since(childComplexity), true
+	case "DeliveryRecovery.webhookID":
+		if e.ComplexityRoot.DeliveryRecovery.WebhookID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeliveryRecovery.WebhookID(childComplexity), true
 
 	case "Item.createdAt":
 		if e.ComplexityRoot.Item.CreatedAt == nil {
@@ -250,6 +505,32 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ItemEvent.Type(childComplexity), true
 
+	case "ItemEventConnection.edges":
+		if e.ComplexityRoot.ItemEventConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ItemEventConnection.Edges(childComplexity), true
+	case "ItemEventConnection.pageInfo":
+		if e.ComplexityRoot.ItemEventConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ItemEventConnection.PageInfo(childComplexity), true
+
+	case "ItemEventEdge.cursor":
+		if e.ComplexityRoot.ItemEventEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ItemEventEdge.Cursor(childComplexity), true
+	case "ItemEventEdge.node":
+		if e.ComplexityRoot.ItemEventEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ItemEventEdge.Node(childComplexity), true
+
 	case "Mutation.createItem":
 		if e.ComplexityRoot.Mutation.CreateItem == nil {
 			break
@@ -261,6 +542,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateItem(childComplexity, args["input"].(service.ItemInput)), true
+	case "Mutation.createWebhook":
+		if e.ComplexityRoot.Mutation.CreateWebhook == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createWebhook_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateWebhook(childComplexity, args["input"].(service.WebhookInput)), true
 	case "Mutation.deleteItem":
 		if e.ComplexityRoot.Mutation.DeleteItem == nil {
 			break
@@ -272,6 +564,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeleteItem(childComplexity, args["id"].(string), args["ifMatch"].(*string)), true
+	case "Mutation.deleteWebhook":
+		if e.ComplexityRoot.Mutation.DeleteWebhook == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteWebhook_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteWebhook(childComplexity, args["id"].(string)), true
 	case "Mutation.login":
 		if e.ComplexityRoot.Mutation.Login == nil {
 			break
@@ -283,6 +586,39 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.Login(childComplexity, args["apiKey"].(string)), true
+	case "Mutation.recoverDeliveries":
+		if e.ComplexityRoot.Mutation.RecoverDeliveries == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_recoverDeliveries_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RecoverDeliveries(childComplexity, args["webhookID"].(string), args["since"].(time.Time)), true
+	case "Mutation.retryDelivery":
+		if e.ComplexityRoot.Mutation.RetryDelivery == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_retryDelivery_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RetryDelivery(childComplexity, args["webhookID"].(string), args["id"].(string)), true
+	case "Mutation.rotateWebhookSecret":
+		if e.ComplexityRoot.Mutation.RotateWebhookSecret == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_rotateWebhookSecret_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RotateWebhookSecret(childComplexity, args["id"].(string)), true
 	case "Mutation.updateItem":
 		if e.ComplexityRoot.Mutation.UpdateItem == nil {
 			break
@@ -294,6 +630,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateItem(childComplexity, args["id"].(string), args["input"].(service.ItemInput), args["ifMatch"].(*string)), true
+	case "Mutation.updateWebhook":
+		if e.ComplexityRoot.Mutation.UpdateWebhook == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateWebhook_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateWebhook(childComplexity, args["id"].(string), args["input"].(service.WebhookInput)), true
 
 	case "PageInfo.endCursor":
 		if e.ComplexityRoot.PageInfo.EndCursor == nil {
@@ -319,6 +666,29 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PageInfo.StartCursor(childComplexity), true
+
+	case "Query.event":
+		if e.ComplexityRoot.Query.Event == nil {
+			break
+		}
+
+		args, err := ec.field_Query_event_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Event(childComplexity, args["id"].(string)), true
+	case "Query.events":
+		if e.ComplexityRoot.Query.Events == nil {
+			break
+		}
+
+		args, err := ec.field_Query_events_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Events(childComplexity, args["types"].([]model.ItemEventType), args["since"].(*string), args["after"].(*entgql.Cursor[string]), args["first"].(*int)), true
 
 	case "Query.item":
 		if e.ComplexityRoot.Query.Item == nil {
@@ -381,6 +751,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Users(childComplexity, args["after"].(*entgql.Cursor[string]), args["first"].(*int), args["before"].(*entgql.Cursor[string]), args["last"].(*int), args["orderBy"].(*ent.UserOrder), args["where"].(*ent.UserWhereInput)), true
+	case "Query.webhook":
+		if e.ComplexityRoot.Query.Webhook == nil {
+			break
+		}
+
+		args, err := ec.field_Query_webhook_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Webhook(childComplexity, args["id"].(string)), true
+	case "Query.webhooks":
+		if e.ComplexityRoot.Query.Webhooks == nil {
+			break
+		}
+
+		args, err := ec.field_Query_webhooks_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Webhooks(childComplexity, args["after"].(*entgql.Cursor[string]), args["first"].(*int)), true
 
 	case "Subscription.itemEvents":
 		if e.ComplexityRoot.Subscription.ItemEvents == nil {
@@ -493,6 +885,122 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.UserEdge.Node(childComplexity), true
 
+	case "Webhook.active":
+		if e.ComplexityRoot.Webhook.Active == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Webhook.Active(childComplexity), true
+	case "Webhook.backoffUntil":
+		if e.ComplexityRoot.Webhook.BackoffUntil == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Webhook.BackoffUntil(childComplexity), true
+	case "Webhook.consecutiveFailures":
+		if e.ComplexityRoot.Webhook.ConsecutiveFailures == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Webhook.ConsecutiveFailures(childComplexity), true
+	case "Webhook.createdAt":
+		if e.ComplexityRoot.Webhook.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Webhook.CreatedAt(childComplexity), true
+	case "Webhook.deliveries":
+		if e.ComplexityRoot.Webhook.Deliveries == nil {
+			break
+		}
+
+		args, err := ec.field_Webhook_deliveries_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Webhook.Deliveries(childComplexity, args["after"].(*entgql.Cursor[string]), args["first"].(*int), args["state"].(*delivery.State)), true
+	case "Webhook.description":
+		if e.ComplexityRoot.Webhook.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Webhook.Description(childComplexity), true
+	case "Webhook.events":
+		if e.ComplexityRoot.Webhook.Events == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Webhook.Events(childComplexity), true
+	case "Webhook.id":
+		if e.ComplexityRoot.Webhook.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Webhook.ID(childComplexity), true
+	case "Webhook.previousSecretExpiresAt":
+		if e.ComplexityRoot.Webhook.PreviousSecretExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Webhook.PreviousSecretExpiresAt(childComplexity), true
+	case "Webhook.secret":
+		if e.ComplexityRoot.Webhook.Secret == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Webhook.Secret(childComplexity), true
+	case "Webhook.url":
+		if e.ComplexityRoot.Webhook.URL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Webhook.URL(childComplexity), true
+	case "Webhook.updatedAt":
+		if e.ComplexityRoot.Webhook.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Webhook.UpdatedAt(childComplexity), true
+	case "Webhook.userID":
+		if e.ComplexityRoot.Webhook.UserID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Webhook.UserID(childComplexity), true
+
+	case "WebhookConnection.edges":
+		if e.ComplexityRoot.WebhookConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookConnection.Edges(childComplexity), true
+	case "WebhookConnection.pageInfo":
+		if e.ComplexityRoot.WebhookConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookConnection.PageInfo(childComplexity), true
+	case "WebhookConnection.totalCount":
+		if e.ComplexityRoot.WebhookConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookConnection.TotalCount(childComplexity), true
+
+	case "WebhookEdge.cursor":
+		if e.ComplexityRoot.WebhookEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEdge.Cursor(childComplexity), true
+	case "WebhookEdge.node":
+		if e.ComplexityRoot.WebhookEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEdge.Node(childComplexity), true
+
 	}
 	return 0, false
 }
@@ -502,9 +1010,11 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
 		ec.unmarshalInputCreateItemInput,
+		ec.unmarshalInputCreateWebhookInput,
 		ec.unmarshalInputItemOrder,
 		ec.unmarshalInputItemWhereInput,
 		ec.unmarshalInputUpdateItemInput,
+		ec.unmarshalInputUpdateWebhookInput,
 		ec.unmarshalInputUserOrder,
 		ec.unmarshalInputUserWhereInput,
 	)
@@ -1111,6 +1621,58 @@ input UserWhereInput {
   hasItemsWith: [ItemWhereInput!]
 }
 `, BuiltIn: false},
+	{Name: "../events.graphqls", Input: `# The events page: the twin of REST's GET /v1/events and
+# GET /v1/events/{id} (docs/parity.md), on the same service functions. Its
+# events are the ItemEvents the itemEvents subscription delivers.
+
+extend type Query {
+  """
+  The item events the caller may see (their own items', deleted ones
+  included; an admin's: all), newest first in commit order, as REST's
+  GET /v1/events lists them. A page takes first, a whole number from 0 to
+  100, default 20; the page after this one starts after pageInfo.endCursor
+  (REST's cursor). since keeps the events committed after one the caller
+  has seen (REST's after). A cursor or since older than EVENT_RETENTION is
+  CURSOR_EXPIRED: re-read the items, then start again without it.
+  """
+  events(
+    "Only events of these types; absent, null or empty: every type."
+    types: [ItemEventType!]
+    """
+    An event id (evt_…) the caller has seen: only the events committed after
+    it (REST's after). Absent or null: every event kept.
+    """
+    since: ID
+    "Returns the events that come after this cursor: pageInfo.endCursor of the page before (REST's cursor)."
+    after: Cursor
+    "The size of the page counted from its start (after the cursor after, if given): a whole number from 0 to 100. Without first, the page holds the first 20."
+    first: Int
+  ): ItemEventConnection!
+  """
+  One item event the caller may see (REST: GET /v1/events/{id}); another
+  user's, or an unknown id, is NOT_FOUND.
+  """
+  event(
+    "The event's id (evt_…)."
+    id: ID!
+  ): ItemEvent!
+}
+
+"A page of item events."
+type ItemEventConnection {
+  "The events of the page, newest first in commit order."
+  edges: [ItemEventEdge!]!
+  "Where the page ends, and whether older events follow."
+  pageInfo: PageInfo!
+}
+
+"An item event in a page."
+type ItemEventEdge {
+  node: ItemEvent!
+  "Pass it as after to start the next page after this event."
+  cursor: Cursor!
+}
+`, BuiltIn: false},
 	{Name: "../schema.graphqls", Input: `# Hand-written half of the GraphQL schema: what entgql does not generate.
 # ent.graphqls (generated) holds Item, User, Node and the Relay connections.
 
@@ -1258,12 +1820,359 @@ type ItemEvent {
   timestamp: Time!
 }
 `, BuiltIn: false},
+	{Name: "../webhooks.graphqls", Input: `# Webhook endpoints and their delivery log: the twins of REST's
+# /v1/webhooks routes (docs/parity.md pairs each), on the same service
+# functions. Webhook, Delivery, DeliveryAttempt and DeliveryRecovery are
+# REST's own resources (internal/resource), their fields named in GraphQL's
+# case and their enums in upper case.
+
+extend type Query {
+  """
+  The webhook endpoints the caller may see: their own, or everyone's for an
+  admin (REST: GET /v1/webhooks). Newest first. A page takes first, a whole
+  number from 0 to 100, default 20; the page after this one starts after
+  pageInfo.endCursor. totalCount counts them all.
+  """
+  webhooks(
+    "Returns the webhooks that come after this cursor: pageInfo.endCursor of the page before."
+    after: Cursor
+    "The size of the page counted from its start (after the cursor after, if given): a whole number from 0 to 100. Without first, the page holds the first 20."
+    first: Int
+  ): WebhookConnection!
+  """
+  One webhook endpoint, without its secret (REST: GET /v1/webhooks/{id}):
+  PERMISSION_DENIED for another user's (an admin reads anyone's), NOT_FOUND
+  for an unknown id.
+  """
+  webhook(
+    "The webhook's id (whk_…)."
+    id: ID!
+  ): Webhook!
+}
+
+extend type Mutation {
+  """
+  Registers a webhook endpoint owned by the caller (REST: POST
+  /v1/webhooks). This answer carries the signing secret in secret; no other
+  answer shows it, so keep it now. With an Idempotency-Key header, a retry
+  answers the same endpoint and secret.
+  """
+  createWebhook(
+    "The endpoint: url is required."
+    input: CreateWebhookInput!
+  ): Webhook!
+  """
+  Changes the fields present in the input (REST: PUT /v1/webhooks/{id}).
+  active: false pauses the endpoint (its events wait); active: true sends
+  what waited, oldest first.
+  """
+  updateWebhook(
+    "The webhook's id (whk_…)."
+    id: ID!
+    "The fields to change: one absent or null stays as it is."
+    input: UpdateWebhookInput!
+  ): Webhook!
+  """
+  Deletes a webhook endpoint with its deliveries and their attempts, and
+  returns its id (REST: DELETE /v1/webhooks/{id}).
+  """
+  deleteWebhook(
+    "The webhook's id (whk_…)."
+    id: ID!
+  ): ID!
+  """
+  Gives the endpoint a new signing secret, returned in secret this once
+  (REST: POST /v1/webhooks/{id}/rotate-secret). The previous secret keeps
+  signing beside it until previousSecretExpiresAt, 24 hours on.
+  """
+  rotateWebhookSecret(
+    "The webhook's id (whk_…)."
+    id: ID!
+  ): Webhook!
+  """
+  Sends a delivery again now (REST: POST
+  /v1/webhooks/{id}/deliveries/{delivery_id}/retry): a failed one gets one
+  more attempt, a succeeded one is sent again (receivers deduplicate on
+  webhook-id). Answers the delivery, PENDING. VALIDATION_ERROR on active
+  while the webhook is paused.
+  """
+  retryDelivery(
+    "The webhook's id (whk_…)."
+    webhookID: ID!
+    "The delivery's id (dlv_…), one of that webhook's."
+    id: ID!
+  ): Delivery!
+  """
+  Re-queues every FAILED delivery of the webhook created at or after since,
+  after an outage longer than the retry schedule (REST: POST
+  /v1/webhooks/{id}/recover): each is PENDING again, due now, oldest first.
+  Answers how many. VALIDATION_ERROR on since in the future, and on active
+  while the webhook is paused.
+  """
+  recoverDeliveries(
+    "The webhook's id (whk_…)."
+    webhookID: ID!
+    "The earliest creation time of the deliveries to re-queue (RFC 3339), not in the future."
+    since: Time!
+  ): DeliveryRecovery!
+}
+
+"""
+A webhook endpoint: a URL that receives signed events of its owner's items
+(an admin's endpoint: of every item), as REST's Webhook.
+"""
+type Webhook {
+  "The webhook's id (whk_…)."
+  id: ID!
+  "Where events are sent (http or https)."
+  url: String!
+  "What the endpoint is for, up to 500 characters."
+  description: String!
+  "The event types sent to it; empty: every type."
+  events: [ItemEventType!]!
+  "false: paused; its events wait as pending deliveries and go out once it is active again."
+  active: Boolean!
+  "The owner's id (user_…)."
+  userID: ID!
+  "The signing secret (whsec_…): only in the answers of createWebhook and rotateWebhookSecret, null everywhere else."
+  secret: String
+  "When the secret replaced by the last rotation stops signing; null when none is signing."
+  previousSecretExpiresAt: Time
+  "Attempts that failed in a row; while above zero the endpoint gets one attempt at a time."
+  consecutiveFailures: Int!
+  "When the circuit breaker lets attempts through again; null when it is not holding them."
+  backoffUntil: Time
+  createdAt: Time!
+  updatedAt: Time!
+  """
+  The endpoint's delivery log, newest first, each delivery with its latest
+  attempts (REST: GET /v1/webhooks/{id}/deliveries). A page takes first, a
+  whole number from 0 to 100, default 20.
+  """
+  deliveries(
+    "Returns the deliveries that come after this cursor: pageInfo.endCursor of the page before."
+    after: Cursor
+    "The size of the page counted from its start (after the cursor after, if given): a whole number from 0 to 100. Without first, the page holds the first 20."
+    first: Int
+    "Only deliveries in this state; absent or null: every state."
+    state: DeliveryState
+  ): DeliveryConnection!
+}
+
+"A page of webhooks."
+type WebhookConnection {
+  "The webhooks of the page, newest first."
+  edges: [WebhookEdge!]!
+  "Where the page ends, and whether more follow."
+  pageInfo: PageInfo!
+  "How many webhooks the caller may see, in all."
+  totalCount: Int!
+}
+
+"A webhook in a page."
+type WebhookEdge {
+  node: Webhook!
+  "Pass it as after to start the next page after this webhook."
+  cursor: Cursor!
+}
+
+"""
+The fields of a new webhook, for createWebhook. A bad value is
+VALIDATION_ERROR naming the field, as on REST.
+"""
+input CreateWebhookInput {
+  "An absolute http or https URL; unless the server allows private networks (WEBHOOK_ALLOW_PRIVATE), its host must not be or resolve to a loopback, private or other special-purpose address."
+  url: String!
+  "Up to 500 characters; empty if absent or null."
+  description: String
+  "The event types to send; absent, null or empty: every type."
+  events: [ItemEventType!]
+  "false registers it paused; true if absent or null."
+  active: Boolean
+}
+
+"""
+The changes to a webhook, for updateWebhook: a field that is absent (or
+null) stays as it is. A bad value is VALIDATION_ERROR naming the field, as
+on REST.
+"""
+input UpdateWebhookInput {
+  "An absolute http or https URL, held to the rules of createWebhook."
+  url: String
+  "Up to 500 characters."
+  description: String
+  "The event types to send; empty: every type."
+  events: [ItemEventType!]
+  "false pauses the endpoint, true resumes it."
+  active: Boolean
+}
+
+"Where a delivery stands."
+enum DeliveryState {
+  "pending on REST: an attempt is due at nextAttemptAt."
+  PENDING
+  "succeeded on REST: the receiver answered 2xx."
+  SUCCEEDED
+  "failed on REST: the retry schedule ran out; retryDelivery or recoverDeliveries sends it again."
+  FAILED
+}
+
+"One event on its way to one endpoint, with its latest attempts, as REST's Delivery."
+type Delivery {
+  "The delivery's id (dlv_…)."
+  id: ID!
+  "The webhook's id (whk_…)."
+  webhookID: ID!
+  "The event delivered (evt_…); event(id) reads it."
+  eventID: ID!
+  "The type of the event delivered."
+  event: ItemEventType!
+  state: DeliveryState!
+  "Attempts made so far."
+  attempts: Int!
+  "When the next attempt is due; null unless PENDING."
+  nextAttemptAt: Time
+  "The status code of the last answer; null before the first, or when none came."
+  lastStatusCode: Int
+  "Why the last attempt failed; empty when it did not."
+  lastError: String!
+  "How long the last attempt took, in milliseconds; null before the first."
+  lastDurationMs: Int
+  "The latest attempts, newest first, at most 20."
+  attemptLog: [DeliveryAttempt!]!
+  createdAt: Time!
+  updatedAt: Time!
+}
+
+"One HTTP attempt of a delivery."
+type DeliveryAttempt {
+  "1 for the delivery's first attempt."
+  number: Int!
+  "What the receiver answered; null when no answer came (refused address, timeout, reset)."
+  statusCode: Int
+  "Why the attempt failed; empty when it did not."
+  error: String!
+  "How long it took, in milliseconds."
+  durationMs: Int!
+  "When it was made."
+  at: Time!
+}
+
+"A page of a webhook's deliveries."
+type DeliveryConnection {
+  "The deliveries of the page, newest first."
+  edges: [DeliveryEdge!]!
+  "Where the page ends, and whether more follow."
+  pageInfo: PageInfo!
+  "How many deliveries of the webhook (in the state asked for), in all."
+  totalCount: Int!
+}
+
+"A delivery in a page."
+type DeliveryEdge {
+  node: Delivery!
+  "Pass it as after to start the next page after this delivery."
+  cursor: Cursor!
+}
+
+"The answer of recoverDeliveries, as REST's Recovery."
+type DeliveryRecovery {
+  "The webhook's id (whk_…)."
+  webhookID: ID!
+  "The since asked for, in UTC."
+  since: Time!
+  "How many failed deliveries became PENDING."
+  requeued: Int!
+}
+`, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
 
 // childFields_* functions provide shared child field context lookups.
 // Each function is generated once per unique object type, deduplicating the
 // switch statements that were previously inlined in every fieldContext_* function.
+
+func (ec *executionContext) childFields_Delivery(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Delivery_id(ctx, field)
+	case "webhookID":
+		return ec.fieldContext_Delivery_webhookID(ctx, field)
+	case "eventID":
+		return ec.fieldContext_Delivery_eventID(ctx, field)
+	case "event":
+		return ec.fieldContext_Delivery_event(ctx, field)
+	case "state":
+		return ec.fieldContext_Delivery_state(ctx, field)
+	case "attempts":
+		return ec.fieldContext_Delivery_attempts(ctx, field)
+	case "nextAttemptAt":
+		return ec.fieldContext_Delivery_nextAttemptAt(ctx, field)
+	case "lastStatusCode":
+		return ec.fieldContext_Delivery_lastStatusCode(ctx, field)
+	case "lastError":
+		return ec.fieldContext_Delivery_lastError(ctx, field)
+	case "lastDurationMs":
+		return ec.fieldContext_Delivery_lastDurationMs(ctx, field)
+	case "attemptLog":
+		return ec.fieldContext_Delivery_attemptLog(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Delivery_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_Delivery_updatedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Delivery", field.Name)
+}
+
+func (ec *executionContext) childFields_DeliveryAttempt(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "number":
+		return ec.fieldContext_DeliveryAttempt_number(ctx, field)
+	case "statusCode":
+		return ec.fieldContext_DeliveryAttempt_statusCode(ctx, field)
+	case "error":
+		return ec.fieldContext_DeliveryAttempt_error(ctx, field)
+	case "durationMs":
+		return ec.fieldContext_DeliveryAttempt_durationMs(ctx, field)
+	case "at":
+		return ec.fieldContext_DeliveryAttempt_at(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DeliveryAttempt", field.Name)
+}
+
+func (ec *executionContext) childFields_DeliveryConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_DeliveryConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_DeliveryConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_DeliveryConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DeliveryConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_DeliveryEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "node":
+		return ec.fieldContext_DeliveryEdge_node(ctx, field)
+	case "cursor":
+		return ec.fieldContext_DeliveryEdge_cursor(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DeliveryEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_DeliveryRecovery(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "webhookID":
+		return ec.fieldContext_DeliveryRecovery_webhookID(ctx, field)
+	case "since":
+		return ec.fieldContext_DeliveryRecovery_since(ctx, field)
+	case "requeued":
+		return ec.fieldContext_DeliveryRecovery_requeued(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DeliveryRecovery", field.Name)
+}
 
 func (ec *executionContext) childFields_Item(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
@@ -1323,6 +2232,26 @@ func (ec *executionContext) childFields_ItemEvent(ctx context.Context, field gra
 		return ec.fieldContext_ItemEvent_timestamp(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ItemEvent", field.Name)
+}
+
+func (ec *executionContext) childFields_ItemEventConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_ItemEventConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_ItemEventConnection_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ItemEventConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_ItemEventEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "node":
+		return ec.fieldContext_ItemEventEdge_node(ctx, field)
+	case "cursor":
+		return ec.fieldContext_ItemEventEdge_cursor(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ItemEventEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_PageInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -1391,6 +2320,60 @@ func (ec *executionContext) childFields_UserEdge(ctx context.Context, field grap
 		return ec.fieldContext_UserEdge_cursor(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type UserEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_Webhook(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Webhook_id(ctx, field)
+	case "url":
+		return ec.fieldContext_Webhook_url(ctx, field)
+	case "description":
+		return ec.fieldContext_Webhook_description(ctx, field)
+	case "events":
+		return ec.fieldContext_Webhook_events(ctx, field)
+	case "active":
+		return ec.fieldContext_Webhook_active(ctx, field)
+	case "userID":
+		return ec.fieldContext_Webhook_userID(ctx, field)
+	case "secret":
+		return ec.fieldContext_Webhook_secret(ctx, field)
+	case "previousSecretExpiresAt":
+		return ec.fieldContext_Webhook_previousSecretExpiresAt(ctx, field)
+	case "consecutiveFailures":
+		return ec.fieldContext_Webhook_consecutiveFailures(ctx, field)
+	case "backoffUntil":
+		return ec.fieldContext_Webhook_backoffUntil(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Webhook_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_Webhook_updatedAt(ctx, field)
+	case "deliveries":
+		return ec.fieldContext_Webhook_deliveries(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Webhook", field.Name)
+}
+
+func (ec *executionContext) childFields_WebhookConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_WebhookConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_WebhookConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_WebhookConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WebhookConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_WebhookEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "node":
+		return ec.fieldContext_WebhookEdge_node(ctx, field)
+	case "cursor":
+		return ec.fieldContext_WebhookEdge_cursor(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WebhookEdge", field.Name)
 }
 
 func (ec *executionContext) childFields___Directive(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {

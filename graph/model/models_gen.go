@@ -10,7 +10,26 @@ import (
 	"time"
 
 	"github.com/acme/itemsvc/ent"
+	"github.com/acme/itemsvc/internal/resource"
+	"github.com/acme/itemsvc/third_party/entgql"
 )
+
+// A page of a webhook's deliveries.
+type DeliveryConnection struct {
+	// The deliveries of the page, newest first.
+	Edges []*DeliveryEdge `json:"edges"`
+	// Where the page ends, and whether more follow.
+	PageInfo *entgql.PageInfo[string] `json:"pageInfo"`
+	// How many deliveries of the webhook (in the state asked for), in all.
+	TotalCount int `json:"totalCount"`
+}
+
+// A delivery in a page.
+type DeliveryEdge struct {
+	Node *resource.Delivery `json:"node"`
+	// Pass it as after to start the next page after this delivery.
+	Cursor entgql.Cursor[string] `json:"cursor"`
+}
 
 // An item change, from the same outbox as webhooks.
 type ItemEvent struct {
@@ -23,7 +42,39 @@ type ItemEvent struct {
 	Timestamp time.Time `json:"timestamp"`
 }
 
+// A page of item events.
+type ItemEventConnection struct {
+	// The events of the page, newest first in commit order.
+	Edges []*ItemEventEdge `json:"edges"`
+	// Where the page ends, and whether older events follow.
+	PageInfo *entgql.PageInfo[string] `json:"pageInfo"`
+}
+
+// An item event in a page.
+type ItemEventEdge struct {
+	Node *ItemEvent `json:"node"`
+	// Pass it as after to start the next page after this event.
+	Cursor entgql.Cursor[string] `json:"cursor"`
+}
+
 type Subscription struct {
+}
+
+// A page of webhooks.
+type WebhookConnection struct {
+	// The webhooks of the page, newest first.
+	Edges []*WebhookEdge `json:"edges"`
+	// Where the page ends, and whether more follow.
+	PageInfo *entgql.PageInfo[string] `json:"pageInfo"`
+	// How many webhooks the caller may see, in all.
+	TotalCount int `json:"totalCount"`
+}
+
+// A webhook in a page.
+type WebhookEdge struct {
+	Node *resource.Webhook `json:"node"`
+	// Pass it as after to start the next page after this webhook.
+	Cursor entgql.Cursor[string] `json:"cursor"`
 }
 
 // The kind of an item change.

@@ -84,9 +84,9 @@ func (c *fieldsCache) get(k fieldsKey, n int) ([]graphql.CollectedField, bool) {
 }
 
 // FieldsCache is the handler extension that gives each operation the cache
-// CollectFields reads (graph/server.go: srv.Use(serial.FieldsCache{})). The
-// cache lives as long as its operation: the fields collected depend on the
-// request's variables (@skip, @include, @defer).
+// CollectFields reads (graph/server/server.go: srv.Use(serial.FieldsCache{})).
+// The cache lives as long as its operation: the fields collected depend on
+// the request's variables (@skip, @include, @defer).
 type FieldsCache struct{}
 
 var _ interface {

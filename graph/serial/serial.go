@@ -6,13 +6,13 @@
 // its data is loaded (ent's field collection eager-loads the edges a query
 // selects). gqlgen's general machinery (a goroutine per list element and per
 // edge field, a context, closures and a boxed value per field, a FieldSet
-// with a map per object) only costs then; for a page of 20 items it made
-// GraphQL about half as fast as the same REST list. MarshalSlice marshals
-// lists element by element on the calling goroutine; Value and Field
-// resolve fields read straight from their object; Object and Fields write
-// an object's fields; Buffer pools the buffers responses are written into.
-// What each buys is measured in docs/ablation.md, which also lists what was
-// removed for buying less than 3% of GraphQL list throughput.
+// with a map per object) only costs then, on every field of a page.
+// MarshalSlice marshals lists element by element on the calling goroutine;
+// Value and Field resolve fields read straight from their object; Object
+// and Fields write an object's fields; Buffer pools the buffers responses
+// are written into. What each buys, against gqlgen's own executor, is
+// measured in docs/ablation.md, which also lists what was left out for
+// buying too little.
 package serial
 
 import (
@@ -177,7 +177,7 @@ func withElementContext(ctx context.Context, parent *graphql.FieldContext, e *el
 // middleware gqlgen wraps around every field would only cost. The
 // generator (graph/gqlgen.go) points such fields here. A field middleware
 // would not see these fields: the server refuses to start with one on the
-// rewritten executor (graph.NewServer; docs/development.md).
+// rewritten executor (graph/server.New; docs/development.md).
 func Value[T any](ctx context.Context, field graphql.CollectedField, v T,
 	marshal func(ctx context.Context, sel ast.SelectionSet, v T) graphql.Marshaler,
 ) graphql.Marshaler {

@@ -17,17 +17,20 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 	"github.com/gin-gonic/gin"
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/trace"
 
-	"github.com/acme/itemsvc/graph"
+	gqlserver "github.com/acme/itemsvc/graph/server"
 	"github.com/acme/itemsvc/internal/auth"
 	"github.com/acme/itemsvc/internal/config"
 	"github.com/acme/itemsvc/internal/database"
 	"github.com/acme/itemsvc/internal/events"
+	"github.com/acme/itemsvc/internal/migration"
 	"github.com/acme/itemsvc/internal/ratelimit"
 	"github.com/acme/itemsvc/internal/retention"
 	"github.com/acme/itemsvc/internal/sandbox"
 	"github.com/acme/itemsvc/internal/secrets"
 	"github.com/acme/itemsvc/internal/service"
+	"github.com/acme/itemsvc/internal/tracing"
 	"github.com/acme/itemsvc/internal/webhook"
 	"github.com/acme/itemsvc/rest"
 )
@@ -99,6 +102,10 @@ type Options struct {
 	// Retention tunes the event history's pruner (its clock, batch size);
 	// its Window.Retention is EVENT_RETENTION's.
 	Retention retention.Options
+	// Tracing, when set, traces every request, SQL statement and webhook
+	// delivery (serve builds it from the OTEL_* variables); nil installs
+	// nothing of it.
+	Tracing *tracing.Tracing
 }
 
 // New opens and migrates the database and builds the service and router.
@@ -107,7 +114,11 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts Options)
 	if err != nil {
 		return nil, err
 	}
-	db, err := database.OpenWith(ctx, cfg.DatabaseURL, cfg.DatabaseMaxConns)
+	var open database.Opener
+	if opts.Tracing != nil {
+		open = opts.Tracing.SQLOpener(dbSystem(cfg.DatabaseURL))
+	}
+	db, err := database.OpenVia(ctx, cfg.DatabaseURL, cfg.DatabaseMaxConns, open)
 	if err != nil {
 		return nil, err
 	}
@@ -123,12 +134,19 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts Options)
 }
 
 func build(ctx context.Context, cfg config.Config, log *slog.Logger, db *database.DB, keys *secrets.Keys, opts Options) (*App, error) {
-	applied, err := db.Migrate(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("migrate: %w", err)
-	}
-	if applied > 0 {
-		log.InfoContext(ctx, "applied migrations", "count", applied, "dialect", db.Dialect)
+	var err error
+	if cfg.MigrateOnStart {
+		applied, err := db.Migrate(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("migrate: %w", err)
+		}
+		if applied > 0 {
+			log.InfoContext(ctx, "applied migrations", "count", applied, "dialect", db.Dialect)
+		}
+	} else if pending, err := migration.Pending(ctx, db.SQL, db.Dialect); err != nil {
+		return nil, fmt.Errorf("check migrations: %w", err)
+	} else if pending > 0 {
+		return nil, fmt.Errorf("the database lacks %d migration(s) and MIGRATE_ON_START is false: run `server migrate` first (the migration job)", pending)
 	}
 	signing := keys.Derive(secrets.PurposeTokens)
 	if cfg.JWTSecret != "" {
@@ -169,6 +187,15 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, db *databas
 	wopts.Logger = log
 	wopts.Secrets = keys.Box(secrets.PurposeWebhooks)
 	wopts.Metrics = a.Metrics
+	if opts.Tracing != nil {
+		// Each attempt is a client span; its receiver gets traceparent.
+		base := wopts.Transport
+		if base == nil {
+			base = guard.Transport()
+		}
+		wopts.Transport = opts.Tracing.Transport(base)
+		wopts.Tracer = opts.Tracing.Tracer()
+	}
 	dispatcher := webhook.New(db.Client, db.Dialect, guard, wopts)
 	sopts.WebhookGuard = guard
 	if next := sopts.OnCommit; next != nil {
@@ -239,13 +266,17 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, db *databas
 		Logger:         log,
 		RateLimit:      rest.RateLimit(a.limits.Keys),
 		RequestTimeout: cfg.RequestTimeout,
-		StreamRoutes:   []string{graph.Endpoint},
+		StreamRoutes:   []string{gqlserver.Endpoint},
 		TrustedProxies: cfg.TrustedProxies,
 		Mount: func(e *gin.Engine, _ ...gin.HandlerFunc) {
 			// GraphQL (DESIGN §5, §7): same engine, token, service; the
 			// rate limit charges each operation's points once it is
 			// priced, to the key or, without a token, to the address.
-			gql := graph.NewServer(svc, graph.Options{
+			var tracer trace.Tracer
+			if opts.Tracing != nil {
+				tracer = opts.Tracing.Tracer()
+			}
+			gql := gqlserver.New(svc, gqlserver.Options{
 				MaxDepth:               cfg.GraphQLMaxDepth,
 				MaxComplexity:          cfg.GraphQLMaxComplexity,
 				AnonymousIntrospection: cfg.Playground,
@@ -253,15 +284,19 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, db *databas
 				WebSocketInitTimeout:   opts.WebSocketInitTimeout,
 				RequestTimeout:         cfg.RequestTimeout,
 				Logger:                 log,
+				Tracer:                 tracer,
 			})
-			graph.Mount(e, gql, graph.MountOptions{
+			gqlserver.Mount(e, gql, gqlserver.MountOptions{
 				Playground:   cfg.Playground,
 				Authenticate: rest.Authenticate(svc),
 				Keys:         a.limits.Keys,
 				Anonymous:    a.limits.Anonymous,
-				Idempotency:  graph.Idempotency(svc),
+				Idempotency:  gqlserver.Idempotency(svc),
 			})
 		},
+	}
+	if opts.Tracing != nil {
+		ropts.Tracing = opts.Tracing.Middleware()
 	}
 	a.operations(&ropts) // ops.go: metrics, readiness, CORS, sandbox
 	a.Handler = rest.NewRouter(svc, ropts)
@@ -296,6 +331,26 @@ func (a *App) Close() error {
 		}
 	}
 	return a.DB.Close()
+}
+
+// KeyFile is the key file a server on databaseURL makes and reads when
+// SECRET_KEY is empty (serverKeys), or "" when it has none (PostgreSQL, an
+// in-memory database).
+func KeyFile(databaseURL string) string {
+	dialect, path, err := config.ParseDatabaseURL(databaseURL)
+	if err != nil || dialect != "sqlite" || path == ":memory:" {
+		return ""
+	}
+	return path + ".key"
+}
+
+// dbSystem is OpenTelemetry's name of the database system DATABASE_URL
+// names (db.system.name).
+func dbSystem(databaseURL string) string {
+	if d, _, _ := config.ParseDatabaseURL(databaseURL); d == "postgres" {
+		return "postgresql"
+	}
+	return "sqlite"
 }
 
 // originHosts are the hosts of CORS_ORIGINS, the patterns a browser page's

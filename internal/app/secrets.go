@@ -28,7 +28,7 @@ func serverKeys(cfg config.Config) (*secrets.Keys, error) {
 	case path == ":memory:":
 		return secrets.Random(), nil
 	}
-	return secrets.FromFile(path + ".key")
+	return secrets.FromFile(KeyFile(cfg.DatabaseURL))
 }
 
 // unopenableShown is how many endpoints the start's error names; the

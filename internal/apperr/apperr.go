@@ -191,8 +191,9 @@ func FromRequest(ctx context.Context, err error) *Error {
 
 // From maps any error to an *Error: an *Error passes through, ent's not-found
 // becomes NOT_FOUND, a privacy denial PERMISSION_DENIED, ent validation
-// VALIDATION_ERROR, an unreachable, full or read-only database UNAVAILABLE,
-// anything else INTERNAL_ERROR with the cause kept for the log.
+// VALIDATION_ERROR, a cancelled or timed-out operation and an unreachable,
+// full or read-only database UNAVAILABLE, anything else INTERNAL_ERROR with
+// the cause kept for the log.
 func From(err error) *Error {
 	if err == nil {
 		return nil
@@ -208,8 +209,16 @@ func From(err error) *Error {
 	case errors.Is(err, privacy.Deny):
 		return PermissionDenied("permission denied")
 	case errors.As(err, &ve):
-		return Validation(ve.Name, ve.Unwrap().Error())
-	case errors.Is(err, context.DeadlineExceeded), isConnectionError(err):
+		// ent words it "ent: validator failed for field "User.email": …":
+		// the client gets the validator's own reason.
+		reason := ve.Unwrap()
+		if inner := errors.Unwrap(reason); inner != nil {
+			reason = inner
+		}
+		return Validation(ve.Name, reason.Error())
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled), isConnectionError(err):
+		// Work cut short (its own deadline, or a client that left) is no
+		// fault in the code: the client may retry.
 		return Unavailable(err)
 	case IsStorage(err):
 		return Storage(err)

@@ -47,12 +47,7 @@ type Config struct {
 	Sandbox              bool
 	SandboxResetInterval time.Duration
 	ShutdownTimeout      time.Duration
-}
-
-// DefaultWebhookRetrySchedule spreads nine retries over about three days.
-var DefaultWebhookRetrySchedule = []time.Duration{
-	5 * time.Second, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 5 * time.Hour,
-	10 * time.Hour, 14 * time.Hour, 20 * time.Hour, 24 * time.Hour,
+	MigrateOnStart       bool
 }
 
 // MinEventRetention is the shortest EVENT_RETENTION: a client must have a
@@ -99,8 +94,21 @@ func (c *Config) Register(fs *flag.FlagSet) *Loader {
 	l.add("log-level", "LOG_LEVEL", "info", "debug, info, warn or error", level(&c.LogLevel))
 	l.add("sandbox", "SANDBOX", "false", "seed demo data with sk_test_ keys and reset it periodically", boolean(&c.Sandbox))
 	l.add("sandbox-reset-interval", "SANDBOX_RESET_INTERVAL", "24h", "how often the sandbox returns to its seed", duration(&c.SandboxResetInterval))
+	l.add("migrate-on-start", "MIGRATE_ON_START", "true", "apply pending migrations when the server starts; false: refuse to start until `server migrate` has applied them (replicas beside a migration job)", boolean(&c.MigrateOnStart))
 	l.add("shutdown-timeout", "SHUTDOWN_TIMEOUT", "20s", "how long in-flight requests may finish after SIGTERM", duration(&c.ShutdownTimeout))
 	return l
+}
+
+// Variables are the names of the environment variables the configuration
+// reads, in the order of Register.
+func Variables() []string {
+	var c Config
+	l := c.Register(flag.NewFlagSet("variables", flag.ContinueOnError))
+	names := make([]string, len(l.settings))
+	for i, s := range l.settings {
+		names[i] = s.env
+	}
+	return names
 }
 
 // Loader applies environment variables and defaults after flag parsing.

@@ -31,6 +31,7 @@ type DB struct {
 	Dialect string // "sqlite" or "postgres"
 
 	file   string         // SQLite's database file; empty in memory and on PostgreSQL
+	lock   *os.File       // SQLite file: its shared flock, held until Close (lock_unix.go)
 	driver dialect.Driver // under Client
 	health *writeHealth
 	ckpt   *checkpointer // SQLite file: keeps the write-ahead log short
@@ -50,17 +51,29 @@ const DefaultMaxConns = 20
 // OpenWith is Open with a PostgreSQL pool of maxConns connections
 // (DATABASE_MAX_CONNS); SQLite sizes its own pool (openSQLite).
 func OpenWith(ctx context.Context, rawURL string, maxConns int) (*DB, error) {
+	return OpenVia(ctx, rawURL, maxConns, nil)
+}
+
+// Opener opens the pool over a registered driver, as sql.Open does; tracing
+// passes one that wraps the driver, so that every statement is a span.
+type Opener func(driverName, dsn string) (*sql.DB, error)
+
+// OpenVia is OpenWith with the pool opened by open (nil: sql.Open).
+func OpenVia(ctx context.Context, rawURL string, maxConns int, open Opener) (*DB, error) {
 	dialectName, dsn, err := config.ParseDatabaseURL(rawURL)
 	if err != nil {
 		return nil, err
+	}
+	if open == nil {
+		open = sql.Open
 	}
 	var db *sql.DB
 	var gate *writeGate
 	switch dialectName {
 	case "sqlite":
-		db, err = openSQLite(dsn)
+		db, err = openSQLite(dsn, open)
 	case "postgres":
-		db, err = openPostgres(dsn, maxConns)
+		db, err = openPostgres(dsn, maxConns, open)
 	}
 	if err != nil {
 		return nil, err
@@ -78,18 +91,24 @@ func OpenWith(ctx context.Context, rawURL string, maxConns int) (*DB, error) {
 	health := &writeHealth{}
 	var ckpt *checkpointer
 	var file string
+	var lock *os.File
 	if dialectName == "sqlite" {
 		gate = newWriteGate()
 		if dsn != ":memory:" {
+			if lock, err = lockShared(dsn); err != nil {
+				db.Close()
+				return nil, err
+			}
 			if ckpt, err = startCheckpointer(dsn, gate); err != nil {
 				db.Close()
+				lock.Close()
 				return nil, err
 			}
 			file = dsn
 		}
 	}
 	drv = writeWatch{Driver: drv, health: health, gate: gate}
-	return &DB{Client: ent.NewClient(ent.Driver(drv)), SQL: db, Dialect: dialectName, file: file, driver: drv, health: health, ckpt: ckpt}, nil
+	return &DB{Client: ent.NewClient(ent.Driver(drv)), SQL: db, Dialect: dialectName, file: file, lock: lock, driver: drv, health: health, ckpt: ckpt}, nil
 }
 
 // Migrate applies pending migrations and returns how many it applied.
@@ -103,14 +122,18 @@ func (d *DB) Close() error {
 	if d.ckpt != nil {
 		err = d.ckpt.close()
 	}
-	return errors.Join(d.Client.Close(), err)
+	err = errors.Join(d.Client.Close(), err)
+	if d.lock != nil {
+		d.lock.Close() // after the pool: a restore may replace the file now
+	}
+	return err
 }
 
 // pageCacheKiB is each connection's page cache (cache_size), in KiB. The
-// driver allocates the cache outside the Go heap, and at SQLite's default of
-// 2,000 KiB the pool held about 18 MB of it after a deep OFFSET page had
-// filled every connection's cache (each 4 KiB page takes an 8 KiB slot of the
-// driver's allocator): peak RSS 46 MiB from that row on, against 34 before.
+// driver allocates the cache outside the Go heap, where a cached page takes
+// twice its size, and at SQLite's default a deep OFFSET page that filled
+// every connection's cache raised the process's resident memory for good
+// (docs/configuration.md, SQLite, has the figures).
 // The cache outlives no write anyway (in WAL mode a connection drops it when
 // another commits), and what a small one misses comes from the OS's file
 // cache.
@@ -122,7 +145,7 @@ const pageCacheKiB = 512
 // (_txlock=immediate) and wait up to busy_timeout for it, instead of failing
 // with SQLITE_BUSY when two writers meet. Checkpoints run in the background
 // (writer.go), not in the commits of requests.
-func openSQLite(path string) (*sql.DB, error) {
+func openSQLite(path string, open Opener) (*sql.DB, error) {
 	memory := path == ":memory:"
 	if !memory {
 		if dir := filepath.Dir(path); dir != "." {
@@ -132,7 +155,7 @@ func openSQLite(path string) (*sql.DB, error) {
 		}
 	}
 	dsn := sqliteDSN(path, busyTimeout)
-	db, err := sql.Open("sqlite", dsn)
+	db, err := open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite: %w", err)
 	}
@@ -180,8 +203,8 @@ func sqliteDSN(path string, busy time.Duration) string {
 // (a PostgreSQL process each, several round trips) for the next. Writers no longer wait for each other to commit (the event order,
 // ent/schema/itemevents.go), so a request holds its connection for its own
 // round trips only: over a slow link more connections carry more writes.
-func openPostgres(dsn string, maxConns int) (*sql.DB, error) {
-	db, err := sql.Open("pgx", dsn)
+func openPostgres(dsn string, maxConns int, open Opener) (*sql.DB, error) {
+	db, err := open("pgx", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open postgres: %w", err)
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/acme/itemsvc/internal/service"
 )
 
-// MaxBodyBytes bounds a request body (DESIGN §3: 1 MiB).
+// MaxBodyBytes bounds a request body: the contract's limit (docs/limits.md).
 const MaxBodyBytes = 1 << 20
 
 // LimitBody bounds a request body: PAYLOAD_TOO_LARGE past MaxBodyBytes when

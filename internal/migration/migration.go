@@ -187,3 +187,44 @@ func applyFile(ctx context.Context, conn *sql.Conn, dialect string, revs *revisi
 	}
 	return tx.Commit()
 }
+
+// Pending returns how many of the embedded migrations the database has not
+// applied, changing nothing: a server told not to migrate (MIGRATE_ON_START
+// false) checks that the migration job has run before it serves.
+func Pending(ctx context.Context, db *sql.DB, dialect string) (int, error) {
+	list, err := Files(dialect)
+	if err != nil {
+		return 0, err
+	}
+	exists := `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = '` + revisionsTable + `'`
+	if dialect == "postgres" {
+		exists = `SELECT count(*) FROM pg_catalog.pg_tables WHERE schemaname = current_schema() AND tablename = '` + revisionsTable + `'`
+	}
+	var n int
+	if err := db.QueryRowContext(ctx, exists).Scan(&n); err != nil {
+		return 0, fmt.Errorf("look for %s: %w", revisionsTable, err)
+	}
+	if n == 0 {
+		return len(list), nil
+	}
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("connect: %w", err)
+	}
+	defer conn.Close()
+	applied, err := (&revisions{conn: conn, dialect: dialect}).read(ctx)
+	if err != nil {
+		return 0, err
+	}
+	done := make(map[string]bool, len(applied))
+	for _, r := range applied {
+		done[r.Version] = r.Error == "" && r.Applied == r.Total
+	}
+	pending := 0
+	for _, f := range list {
+		if !done[f.Version()] {
+			pending++
+		}
+	}
+	return pending, nil
+}

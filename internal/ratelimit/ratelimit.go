@@ -68,26 +68,7 @@ func newLimiter(scope string, store limiter.Store, guard *failOpen, m *metrics, 
 // refused by the minute window is not counted in the hour window, so a
 // client hammering through a 429 does not also burn its hourly budget.
 func (l *Limiter) Take(ctx context.Context, id string) Decision {
-	if l.guard.open() {
-		return l.guard.skipped()
-	}
-	var best Decision
-	for i, w := range l.windows {
-		c, err := w.lim.Get(ctx, l.key(w, id))
-		if err != nil {
-			return l.guard.failed(ctx, l.scope, err)
-		}
-		l.guard.answered()
-		d := decide(w, c, time.Now())
-		if !d.Allowed {
-			w.rejected.Inc()
-			return d
-		}
-		if i == 0 || fewerLeft(d, best) {
-			best = d
-		}
-	}
-	return best
+	return l.visit(ctx, id, 1, true)
 }
 
 // TakeN spends n units of id in each window, for a request whose price is
@@ -100,27 +81,9 @@ func (l *Limiter) TakeN(ctx context.Context, id string, n int64) Decision {
 	if n <= 1 {
 		return l.Take(ctx, id)
 	}
-	if l.guard.open() {
-		return l.guard.skipped()
-	}
-	now := time.Now()
-	var best Decision
-	for i, w := range l.windows {
-		c, err := w.lim.Peek(ctx, l.key(w, id))
-		if err != nil {
-			return l.guard.failed(ctx, l.scope, err)
-		}
-		l.guard.answered()
-		c.Reached = c.Remaining < n
-		d := decide(w, c, now)
-		if !d.Allowed {
-			d.TooLarge = n > w.Limit
-			w.rejected.Inc()
-			return d
-		}
-		if i == 0 || fewerLeft(d, best) {
-			best = d
-		}
+	best := l.visit(ctx, id, n, false)
+	if !best.Allowed || !best.Checked {
+		return best
 	}
 	for _, w := range l.windows {
 		if _, err := w.lim.Increment(ctx, l.key(w, id), n); err != nil {
@@ -135,21 +98,40 @@ func (l *Limiter) TakeN(ctx context.Context, id string, n int64) Decision {
 // every window must have a request left. Use it with Spend to count only
 // some outcomes (failed logins).
 func (l *Limiter) Check(ctx context.Context, id string) Decision {
+	return l.visit(ctx, id, 1, false)
+}
+
+// visit asks each window, from the shortest to the longest, whether id has n
+// requests left, spending one in each window it asks when spend is set
+// (Take), and stops at the first that refuses. Otherwise it returns the
+// window with the fewest left; a store that fails lets the request through
+// unchecked (failOpen).
+func (l *Limiter) visit(ctx context.Context, id string, n int64, spend bool) Decision {
 	if l.guard.open() {
 		return l.guard.skipped()
 	}
+	now := time.Now()
 	var best Decision
 	for i, w := range l.windows {
-		c, err := w.lim.Peek(ctx, l.key(w, id))
+		var c limiter.Context
+		var err error
+		if spend {
+			c, err = w.lim.Get(ctx, l.key(w, id))
+		} else {
+			c, err = w.lim.Peek(ctx, l.key(w, id))
+		}
 		if err != nil {
 			return l.guard.failed(ctx, l.scope, err)
 		}
 		l.guard.answered()
-		// Peek reports the count so far: with nothing left, the next
-		// request would be over the limit.
-		c.Reached = c.Remaining <= 0
-		d := decide(w, c, time.Now())
+		if !spend {
+			// Peek reports the count so far: the request passes if n
+			// more fit.
+			c.Reached = c.Remaining < n
+		}
+		d := decide(w, c, now)
 		if !d.Allowed {
+			d.TooLarge = n > w.Limit
 			w.rejected.Inc()
 			return d
 		}

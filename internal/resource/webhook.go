@@ -77,12 +77,12 @@ func NewWebhooks(eps []*ent.WebhookEndpoint) []Webhook {
 
 // Delivery is one event on its way to one endpoint, with its latest attempts.
 type Delivery struct {
-	ID        string `json:"id"`
-	WebhookID string `json:"webhook_id"`
-	EventID   string `json:"event_id"`
-	Event     string `json:"event"`
-	State     string `json:"state"`
-	Attempts  int    `json:"attempts"`
+	ID        string         `json:"id"`
+	WebhookID string         `json:"webhook_id"`
+	EventID   string         `json:"event_id"`
+	Event     string         `json:"event"`
+	State     delivery.State `json:"state"`
+	Attempts  int            `json:"attempts"`
 	// NextAttemptAt is when the next attempt is due; absent unless pending.
 	NextAttemptAt  *time.Time `json:"next_attempt_at"`
 	LastStatusCode *int       `json:"last_status_code"`
@@ -108,7 +108,7 @@ func NewDelivery(d *ent.Delivery) Delivery {
 		ID:             d.ID,
 		WebhookID:      d.EndpointID,
 		EventID:        d.EventID,
-		State:          string(d.State),
+		State:          d.State,
 		Attempts:       d.Attempts,
 		LastStatusCode: d.LastStatusCode,
 		LastError:      d.LastError,

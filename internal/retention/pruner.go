@@ -15,6 +15,7 @@ import (
 	"github.com/acme/itemsvc/ent/event"
 	"github.com/acme/itemsvc/ent/predicate"
 	"github.com/acme/itemsvc/ent/privacy"
+	"github.com/acme/itemsvc/internal/periodic"
 )
 
 // DefaultMargin is how far behind the window's start the pruner cuts. An event's
@@ -114,14 +115,7 @@ func (p *Pruner) Run(ctx context.Context) {
 	if !p.opts.Window.On() {
 		return
 	}
-	t := time.NewTimer(0)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	periodic.Run(ctx, p.opts.Every, func(ctx context.Context) {
 		res, err := p.Prune(ctx)
 		switch {
 		case err != nil && ctx.Err() == nil:
@@ -131,8 +125,7 @@ func (p *Pruner) Run(ctx context.Context) {
 			p.log.InfoContext(ctx, "pruned event history", "events", res.Events,
 				"deliveries", res.Deliveries, "attempts", res.Attempts, "retention", p.opts.Window.Retention)
 		}
-		t.Reset(p.opts.Every)
-	}
+	})
 }
 
 // Prune makes one pass: finished deliveries (with their attempts) of events

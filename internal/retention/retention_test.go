@@ -60,7 +60,7 @@ func sys() context.Context {
 
 // newEnv is a server whose pruner runs on c, with small batches (so a pass
 // takes several) and a margin of a millisecond, and whose dispatcher
-// delivers to local receivers quickly: one retry after 20ms.
+// delivers to local receivers quickly: one retry, soon after.
 func newEnv(t *testing.T, c *clock) *testutil.Env {
 	t.Helper()
 	return testutil.New(t, func(cfg *config.Config, o *app.Options) {

@@ -20,9 +20,10 @@ import (
 	"github.com/acme/itemsvc/internal/viewer"
 )
 
-// TestCreatesOfOneOwner measures what issue 28 measured: item creates by 64
-// concurrent writers through a slow link to PostgreSQL (LINK_DELAY each
-// way, default 1ms), all for one owner against spread over 32 owners. A hot
+// TestCreatesOfOneOwner measures what make bench's pgwrites row does: item
+// creates by 64 concurrent writers through a slow link to PostgreSQL
+// (LINK_DELAY each way, default 1ms), all for one owner against spread
+// over 32 owners. A hot
 // row per owner makes one owner's creates queue on it. It runs only when
 // CONTENTION_SECONDS is set (it is a measurement, not a check), and fails
 // below CONTENTION_MIN_RATIO (default 0.7) of the spread rate.

@@ -18,10 +18,11 @@ func (s *Service) checkCursor(field, id string) error {
 	return nil
 }
 
-// checkCursors is checkCursor for both cursors of GET /events: after and
-// the page cursor.
+// checkCursors is checkCursor for both cursors of the events page: after
+// and the page cursor.
 func (s *Service) checkCursors(p EventListParams) error {
-	for _, c := range [...]struct{ field, id string }{{"after", p.After}, {"cursor", p.Before}} {
+	after, before := p.names()
+	for _, c := range [...]struct{ field, id string }{{after, p.After}, {before, p.Before}} {
 		if c.id == "" {
 			continue
 		}

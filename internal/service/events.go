@@ -28,6 +28,21 @@ type EventListParams struct {
 	// Before is the page cursor: the events committed before this one.
 	Before string
 	Limit  int
+	// AfterName and BeforeName are what the caller's request calls After
+	// and Before, for its errors: REST's after and cursor when empty.
+	AfterName, BeforeName string
+}
+
+// names are the request's names of After and Before.
+func (p EventListParams) names() (after, before string) {
+	after, before = p.AfterName, p.BeforeName
+	if after == "" {
+		after = "after"
+	}
+	if before == "" {
+		before = "cursor"
+	}
+	return after, before
 }
 
 // ParseEventListParams reads and checks the query of GET /events.
@@ -44,13 +59,21 @@ func ParseEventListParams(q url.Values) (EventListParams, error) {
 	}
 	for name, dst := range map[string]*string{"after": &p.After, "cursor": &p.Before} {
 		if v, ok := param(q, name); ok {
-			if !pulid.Valid("evt_", v) {
-				return p, apperr.Validation(name, "must be an event id (evt_…)")
+			if err := CheckEventID(name, v); err != nil {
+				return p, err
 			}
 			*dst = v
 		}
 	}
 	return p, nil
+}
+
+// CheckEventID refuses, naming field, a cursor that is not an event id.
+func CheckEventID(field, id string) error {
+	if !pulid.Valid("evt_", id) {
+		return apperr.Validation(field, "must be an event id (evt_…)")
+	}
+	return nil
 }
 
 // ParseEventTypes checks a list of event types named by field.
@@ -64,10 +87,12 @@ func ParseEventTypes(field string, types []string) ([]string, error) {
 }
 
 // EventPage is one page of events, newest first; Next is the cursor of the
-// next (older) page, "" on the last.
+// next (older) page, "" on the last. More reports events after the page
+// (with a Limit of 0, the one case where Next stays "").
 type EventPage struct {
 	Events []events.Event
 	Next   string
+	More   bool
 }
 
 // ListEvents returns the events the viewer may see (the Event policy: their
@@ -84,15 +109,16 @@ func (s *Service) ListEvents(ctx context.Context, p EventListParams) (EventPage,
 		return EventPage{}, err
 	}
 	s.withinWindow(q)
+	afterName, beforeName := p.names()
 	if p.After != "" {
-		pos, err := s.eventPosition(ctx, "after", p.After)
+		pos, err := s.eventPosition(ctx, afterName, p.After)
 		if err != nil {
 			return EventPage{}, err
 		}
 		q.Where(events.After(pos))
 	}
 	if p.Before != "" {
-		pos, err := s.eventPosition(ctx, "cursor", p.Before)
+		pos, err := s.eventPosition(ctx, beforeName, p.Before)
 		if err != nil {
 			return EventPage{}, err
 		}
@@ -103,8 +129,7 @@ func (s *Service) ListEvents(ctx context.Context, p EventListParams) (EventPage,
 		return EventPage{}, err
 	}
 	var page EventPage
-	if len(rows) > p.Limit {
-		rows = rows[:p.Limit]
+	if rows, page.More = cut(rows, p.Limit); page.More && len(rows) > 0 {
 		page.Next = rows[len(rows)-1].ID
 	}
 	page.Events = make([]events.Event, len(rows))

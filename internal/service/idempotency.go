@@ -13,6 +13,7 @@ import (
 	"github.com/acme/itemsvc/ent"
 	"github.com/acme/itemsvc/ent/idempotencykey"
 	"github.com/acme/itemsvc/internal/apperr"
+	"github.com/acme/itemsvc/internal/periodic"
 )
 
 // Limits of Idempotency-Key (DESIGN §7).
@@ -344,14 +345,7 @@ func (s *Service) PruneIdempotencyKeys(ctx context.Context) (int, error) {
 // RunIdempotencyPruner prunes expired idempotency records every interval
 // until ctx ends; the first pass runs at once.
 func (s *Service) RunIdempotencyPruner(ctx context.Context, every time.Duration) {
-	t := time.NewTimer(0)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	periodic.Run(ctx, every, func(ctx context.Context) {
 		n, err := s.PruneIdempotencyKeys(ctx)
 		switch {
 		case err != nil && !errors.Is(ctx.Err(), context.Canceled):
@@ -359,6 +353,5 @@ func (s *Service) RunIdempotencyPruner(ctx context.Context, every time.Duration)
 		case n > 0:
 			s.log.InfoContext(ctx, "pruned idempotency keys", "count", n)
 		}
-		t.Reset(every)
-	}
+	})
 }

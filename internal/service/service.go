@@ -41,7 +41,7 @@ type Options struct {
 	// StreamRecheck is how often an open event stream's token and key are
 	// checked again (and at the token's expiry). Each check trusts a key
 	// state no older than StreamRecheck, so a revoked key's streams end
-	// within twice this, on every replica. Default KeyRecheck/2 (2.5s): a
+	// within twice this, on every replica. Default KeyRecheck/2: a
 	// revocation ends a stream within KeyRecheck, as it refuses a request.
 	// Most checks cost no database read: streams of one key share the
 	// key cache, read at most once per StreamRecheck.

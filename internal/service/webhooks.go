@@ -28,8 +28,9 @@ const (
 	// SecretRotationGrace is how long the previous secret keeps signing
 	// after a rotation, so receivers can switch without a gap.
 	SecretRotationGrace = 24 * time.Hour
-	// attemptsShown bounds the attempt log carried by each delivery of a page.
-	attemptsShown = 20
+	// AttemptsShown bounds the attempt log carried by each delivery (REST's
+	// attempt_log, GraphQL's attemptLog, which the cost model prices so).
+	AttemptsShown = 20
 )
 
 // WebhookInput is a set of endpoint fields; a nil field is absent. On create
@@ -45,12 +46,14 @@ type WebhookInput struct {
 type WebhookPage struct {
 	Webhooks []*ent.WebhookEndpoint
 	Total    int
+	// More reports endpoints after the page.
+	More bool
 }
 
 // DeliveryParams select one page of an endpoint's delivery log.
 type DeliveryParams struct {
-	Page, Limit int
-	State       string // "" for any
+	PageParams
+	State string // "" for any
 }
 
 // DeliveryPage is one page of deliveries, newest first, each with its latest
@@ -58,6 +61,8 @@ type DeliveryParams struct {
 type DeliveryPage struct {
 	Deliveries []*ent.Delivery
 	Total      int
+	// More reports deliveries after the page.
+	More bool
 }
 
 // ParsePageParams reads page and limit of a plain list (DESIGN §3 bounds).
@@ -125,26 +130,33 @@ func (in *WebhookInput) normalize(ctx context.Context, guard *webhook.Guard) err
 
 // ListWebhooks returns one page of the endpoints the viewer may see (an
 // admin: everyone's), newest first.
-func (s *Service) ListWebhooks(ctx context.Context, page, limit int) (WebhookPage, error) {
+func (s *Service) ListWebhooks(ctx context.Context, p PageParams) (WebhookPage, error) {
 	if _, err := requireViewer(ctx); err != nil {
 		return WebhookPage{}, err
 	}
-	q := s.db.WebhookEndpoint.Query()
+	q := s.reads(ctx).WebhookEndpoint.Query()
 	total, err := q.Clone().Count(ctx)
 	if err != nil {
 		return WebhookPage{}, fmt.Errorf("count webhooks: %w", err)
 	}
 	out := WebhookPage{Total: total, Webhooks: []*ent.WebhookEndpoint{}}
-	offset := (page - 1) * limit
-	if offset >= total {
+	if k := p.After; k != nil {
+		q.Where(webhookendpoint.Or(
+			webhookendpoint.CreatedAtLT(k.CreatedAt),
+			webhookendpoint.And(webhookendpoint.CreatedAt(k.CreatedAt), webhookendpoint.IDLT(k.ID)),
+		))
+	} else if p.offset() >= total {
 		return out, nil
+	} else {
+		q.Offset(p.offset())
 	}
-	out.Webhooks, err = q.
+	rows, err := q.
 		Order(webhookendpoint.ByCreatedAt(sql.OrderDesc()), webhookendpoint.ByID(sql.OrderDesc())).
-		Offset(offset).Limit(limit).All(ctx)
+		Limit(p.Limit + 1).All(ctx)
 	if err != nil {
 		return WebhookPage{}, fmt.Errorf("list webhooks: %w", err)
 	}
+	out.Webhooks, out.More = cut(rows, p.Limit)
 	return out, nil
 }
 
@@ -153,7 +165,7 @@ func (s *Service) GetWebhook(ctx context.Context, id string) (*ent.WebhookEndpoi
 	if _, err := requireViewer(ctx); err != nil {
 		return nil, err
 	}
-	return s.webhook(ctx, s.db, id)
+	return s.webhook(ctx, s.reads(ctx), id)
 }
 
 // webhook reads an endpoint through c (the client or a transaction's),
@@ -476,10 +488,11 @@ func (s *Service) ListDeliveries(ctx context.Context, webhookID string, p Delive
 	if _, err := requireViewer(ctx); err != nil {
 		return DeliveryPage{}, err
 	}
-	if _, err := s.webhook(ctx, s.db, webhookID); err != nil {
+	c := s.reads(ctx)
+	if _, err := s.webhook(ctx, c, webhookID); err != nil {
 		return DeliveryPage{}, err
 	}
-	q := s.db.Delivery.Query().Where(delivery.EndpointID(webhookID))
+	q := c.Delivery.Query().Where(delivery.EndpointID(webhookID))
 	if p.State != "" {
 		q.Where(delivery.StateEQ(delivery.State(p.State)))
 	}
@@ -488,18 +501,25 @@ func (s *Service) ListDeliveries(ctx context.Context, webhookID string, p Delive
 		return DeliveryPage{}, fmt.Errorf("count deliveries: %w", err)
 	}
 	out := DeliveryPage{Total: total, Deliveries: []*ent.Delivery{}}
-	offset := (p.Page - 1) * p.Limit
-	if offset >= total {
+	if k := p.After; k != nil {
+		q.Where(delivery.Or(
+			delivery.CreatedAtLT(k.CreatedAt),
+			delivery.And(delivery.CreatedAt(k.CreatedAt), delivery.IDLT(k.ID)),
+		))
+	} else if p.offset() >= total {
 		return out, nil
+	} else {
+		q.Offset(p.offset())
 	}
-	out.Deliveries, err = q.
+	rows, err := q.
 		Order(delivery.ByCreatedAt(sql.OrderDesc()), delivery.ByID(sql.OrderDesc())).
-		Offset(offset).Limit(p.Limit).
+		Limit(p.Limit + 1).
 		WithEvent().
 		All(ctx)
 	if err != nil {
 		return DeliveryPage{}, fmt.Errorf("list deliveries: %w", err)
 	}
+	out.Deliveries, out.More = cut(rows, p.Limit)
 	if err := s.loadAttempts(ctx, out.Deliveries...); err != nil {
 		return DeliveryPage{}, err
 	}
@@ -507,7 +527,7 @@ func (s *Service) ListDeliveries(ctx context.Context, webhookID string, p Delive
 }
 
 // loadAttempts fills each delivery's attempt log, newest first, at most
-// attemptsShown each, in one query (a delivery has about ten attempts at
+// AttemptsShown each, in one query (a delivery has about ten attempts at
 // most: the retry schedule plus manual retries).
 func (s *Service) loadAttempts(ctx context.Context, ds ...*ent.Delivery) error {
 	if len(ds) == 0 {
@@ -517,7 +537,7 @@ func (s *Service) loadAttempts(ctx context.Context, ds ...*ent.Delivery) error {
 	for i, d := range ds {
 		ids[i] = d.ID
 	}
-	atts, err := s.db.DeliveryAttempt.Query().
+	atts, err := s.reads(ctx).DeliveryAttempt.Query().
 		Where(deliveryattempt.DeliveryIDIn(ids...)).
 		Order(deliveryattempt.ByNumber(sql.OrderDesc())).
 		All(ctx)
@@ -526,7 +546,7 @@ func (s *Service) loadAttempts(ctx context.Context, ds ...*ent.Delivery) error {
 	}
 	byDelivery := map[string][]*ent.DeliveryAttempt{}
 	for _, a := range atts {
-		if len(byDelivery[a.DeliveryID]) < attemptsShown {
+		if len(byDelivery[a.DeliveryID]) < AttemptsShown {
 			byDelivery[a.DeliveryID] = append(byDelivery[a.DeliveryID], a)
 		}
 	}
@@ -588,7 +608,7 @@ func (s *Service) RetryDelivery(ctx context.Context, webhookID, deliveryID strin
 		return nil, fmt.Errorf("retry delivery: %w", err)
 	}
 	s.wakeDispatcher()
-	out.Edges.Event, err = s.db.Event.Get(system(ctx), out.EventID)
+	out.Edges.Event, err = s.reads(ctx).Event.Get(system(ctx), out.EventID)
 	if err != nil {
 		return nil, fmt.Errorf("get event: %w", err)
 	}
@@ -656,7 +676,7 @@ func (s *Service) RecoverDeliveries(ctx context.Context, webhookID string, since
 // missingWebhook explains why the viewer could not reach an endpoint:
 // another user's (PERMISSION_DENIED) or none at all (NOT_FOUND).
 func (s *Service) missingWebhook(ctx context.Context, id string) error {
-	exists, err := s.db.WebhookEndpoint.Query().Where(webhookendpoint.ID(id)).Exist(system(ctx))
+	exists, err := s.reads(ctx).WebhookEndpoint.Query().Where(webhookendpoint.ID(id)).Exist(system(ctx))
 	if err != nil {
 		return fmt.Errorf("check webhook: %w", err)
 	}

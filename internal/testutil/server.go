@@ -14,6 +14,7 @@ import (
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // PostgreSQL schemas for tests
+	"github.com/oklog/ulid/v2"
 
 	"github.com/acme/itemsvc/internal/app"
 	"github.com/acme/itemsvc/internal/config"
@@ -77,6 +78,12 @@ func New(t testing.TB, opts ...Option) *Env {
 	var ao app.Options
 	for _, o := range opts {
 		o(&cfg, &ao)
+	}
+	if ao.RateLimitPrefix == "" {
+		// Tests share one Redis: per-key counters cannot collide (key ids
+		// are random), but failed logins and anonymous GraphQL are
+		// counted per client address, the same loopback for every test.
+		ao.RateLimitPrefix = "itemsvc:test:" + ulid.Make().String()
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	if testing.Verbose() {

@@ -15,6 +15,7 @@ import (
 
 	"entgo.io/ent/dialect/sql"
 	vm "github.com/VictoriaMetrics/metrics"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/acme/itemsvc/ent"
 	"github.com/acme/itemsvc/ent/delivery"
@@ -68,7 +69,8 @@ type Options struct {
 	BreakerMaxPause  time.Duration
 	// PauseRetention is how long deliveries wait for an endpoint that holds
 	// them back, paused (active: false) or backing off; older ones fail.
-	// Default the span of Schedule plus its jitter (10%), at least 72h.
+	// Default the span of Schedule plus the most its jitter adds, at least
+	// 72h.
 	PauseRetention time.Duration
 	// BatchSize is the number of events fanned out per transaction. Default 100.
 	BatchSize int
@@ -92,6 +94,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Metrics receives the dispatcher's series; nil: not exported.
 	Metrics *vm.Set
+	// Tracer, when set, makes each attempt a span (its HTTP request a
+	// client span under it, when Transport is traced too), linked to the
+	// trace of the change that wrote the event; nil: no spans.
+	Tracer trace.Tracer
 }
 
 // Dispatcher moves outbox events to their receivers: it fans each event out
@@ -545,6 +551,12 @@ const SecretUnopenable = "webhook secret cannot be opened: SECRET_KEY changed; n
 // attempt sends one claimed delivery and records the result, or releases the
 // claim when shutdown cut the attempt short.
 func (d *Dispatcher) attempt(ctx, sendCtx context.Context, dl *ent.Delivery) {
+	if d.opts.Tracer != nil {
+		var span trace.Span
+		sendCtx, span = d.startSpan(sendCtx, dl)
+		defer span.End()
+		ctx = trace.ContextWithSpan(ctx, span) // the recording's statements too
+	}
 	res := d.send(sendCtx, dl.Edges.Event, dl.Edges.Endpoint)
 	// Recording outlives shutdown: an attempt that was made is written down.
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)

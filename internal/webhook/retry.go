@@ -12,8 +12,9 @@ import (
 // cannot park a delivery for months.
 const maxRetryAfter = 24 * time.Hour
 
-// jitter spreads a delay by ±10%, so that deliveries failed together (a
-// receiver outage) do not all come back at the same instant.
+// jitter spreads a delay by up to a tenth of it either way, so that
+// deliveries failed together (a receiver outage) do not all come back at
+// the same instant.
 func jitter(d time.Duration) time.Duration {
 	if d <= 0 {
 		return 0

@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -64,53 +62,26 @@ func TestVerdict(t *testing.T) {
 	}
 }
 
-// TestWriteMarkdown: a new run goes on top and earlier runs are kept.
-func TestWriteMarkdown(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "BENCHMARKS.md")
-	m := machine{CPUs: 2, Model: "Test CPU", Commit: "abc1234", Go: "go1.26"}
-	for i, when := range []time.Time{time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC), time.Date(2026, 1, 2, 10, 0, 0, 0, time.UTC)} {
-		r := runResult{Config: "standard", Dialect: "sqlite", Users: 10, Items: 10000, Conns: 32, Duration: time.Second, Started: when, Note: fmt.Sprintf("run %d", i),
-			Rows: []rowResult{
-				{Row: rows[0], Server: measurement{RPS: 900, CPUPerReq: 330}, Reference: measurement{RPS: 1000, CPUPerReq: 300}},
-				{Row: rows[2], Skipped: "POST /graphql answers 404"},
-			}}
-		if err := writeMarkdown(path, r, m); err != nil {
-			t.Fatal(err)
-		}
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := string(data)
-	if strings.Count(s, "# Benchmarks") != 1 || strings.Count(s, runMarker) != 2 {
-		t.Fatalf("want one head and two runs:\n%s", s)
-	}
-	if strings.Index(s, "2026-01-02") > strings.Index(s, "2026-01-01") {
-		t.Errorf("newest run is not first:\n%s", s)
-	}
-	for _, want := range []string{"| GET /v1/items?limit=20 | 900 | 0.900 | ≥ 0.85 | 330 | 1.10 |", "| reference: GET /v1/items?limit=20 | 1000 |  |  | 300 |", "skipped: POST /graphql answers 404", "2 CPUs, Test CPU", "commit abc1234", "run 1"} {
-		if !strings.Contains(s, want) {
-			t.Errorf("lacks %q:\n%s", want, s)
-		}
-	}
-}
-
 // TestContenders: the reference runs the server's rows; every other row
 // runs in turns with the server's baseline row that its target names.
 func TestContenders(t *testing.T) {
 	srv, ref := &process{name: "server"}, &process{name: "reference"}
+	traced := tracedServers{traceSampled: {name: "server-sampled"}, traceUnsampled: {name: "server-unsampled"}}
 	want := map[string][2]string{ // row -> process:row of the second contender
-		"list":         {"reference", "list"},
-		"get":          {"reference", "get"},
-		"create":       {"reference", "create"},
-		"update":       {"reference", "update"},
-		"mixed":        {"reference", "mixed"},
-		"graphql":      {"server", "list"},
-		"list-100k":    {"server", "list"},
-		"page-100k":    {"server", "list-100k"},
-		"cursor-100k":  {"server", "list-100k"},
-		"graphql-100k": {"server", "list-100k"},
+		"list":             {"reference", "list"},
+		"get":              {"reference", "get"},
+		"create":           {"reference", "create"},
+		"update":           {"reference", "update"},
+		"mixed":            {"reference", "mixed"},
+		"graphql":          {"server", "list"},
+		"list-100k":        {"server", "list"},
+		"page-100k":        {"server", "list-100k"},
+		"cursor-100k":      {"server", "list-100k"},
+		"graphql-100k":     {"server", "list-100k"},
+		"list-traced":      {"server", "list"},
+		"list-unsampled":   {"server", "list"},
+		"create-traced":    {"server", "create"},
+		"create-unsampled": {"server", "create"},
 	}
 	for _, r := range rows {
 		t.Run(r.name, func(t *testing.T) {
@@ -118,19 +89,23 @@ func TestContenders(t *testing.T) {
 			if !ok {
 				t.Fatalf("row %s is not in this table", r.name)
 			}
-			cs, err := contenders(r, srv, ref)
+			cs, err := contenders(r, srv, ref, traced)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(cs) != 2 || cs[0].p != srv || cs[0].r.name != r.name {
-				t.Fatalf("first contender %s:%s, want server:%s", cs[0].p.name, cs[0].r.name, r.name)
+			first := srv
+			if r.tracing != "" {
+				first = traced[r.tracing]
+			}
+			if len(cs) != 2 || cs[0].p != first || cs[0].r.name != r.name {
+				t.Fatalf("first contender %s:%s, want %s:%s", cs[0].p.name, cs[0].r.name, first.name, r.name)
 			}
 			if got := [2]string{cs[1].p.name, cs[1].r.name}; got != w {
 				t.Errorf("second contender %v, want %v", got, w)
 			}
 		})
 	}
-	if _, err := contenders(row{name: "x", serverOnly: true, baseline: "nope"}, srv, ref); err == nil {
+	if _, err := contenders(row{name: "x", serverOnly: true, baseline: "nope"}, srv, ref, traced); err == nil {
 		t.Error("an unknown baseline was accepted")
 	}
 }

@@ -17,6 +17,9 @@ type footprint struct {
 	ServerIdle, RefIdle     int64 // bytes, VmRSS
 	WALMax                  int64 // bytes, over the rows; -1: not SQLite
 	WALRows                 []string
+	// TracedIdle is the idle RSS of each traced server (traced.go), when
+	// a traced row ran.
+	TracedIdle []string
 }
 
 // walWatch samples the size of a write-ahead log until stopped.
@@ -78,7 +81,7 @@ func (w *walWatch) finish() int64 {
 	return w.all
 }
 
-// The footprint's targets (issue 14): the server's binary, its resident set
+// The footprint's targets: the server's binary, its resident set
 // before any load, and its write-ahead log through the rows.
 const (
 	maxBinary = 40e6     // bytes, built as deployed
@@ -94,6 +97,9 @@ func (f footprint) lines() []string {
 			float64(f.ServerBinary)/1e6, float64(f.RefBinary)/1e6, maxBinary/1e6, verdict(f.ServerBinary <= maxBinary)),
 		fmt.Sprintf("idle RSS after start: server %s MiB, reference %s MiB (target ≤ %s MiB: %s)",
 			mib(f.ServerIdle), mib(f.RefIdle), mib(maxIdle), verdict(f.ServerIdle <= maxIdle)),
+	}
+	if len(f.TracedIdle) > 0 {
+		out = append(out, "idle RSS after start of the servers with tracing on: "+strings.Join(f.TracedIdle, ", "))
 	}
 	if f.WALMax >= 0 {
 		out = append(out, fmt.Sprintf("SQLite write-ahead log, largest during the rows (sampled every %s): %s MiB (target < %s MiB: %s); by row: %s",

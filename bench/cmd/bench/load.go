@@ -25,6 +25,9 @@ type row struct {
 	baseline   string
 	// scale rows run as the user with -scale items (fixture.big).
 	scale bool
+	// tracing names the traced server the row runs on (traced.go): its
+	// baseline is the same row on the untraced server.
+	tracing string
 	// minRatio is the target throughput ratio (0: none, the row informs);
 	// maxP99 the latency bound (0: none).
 	minRatio float64
@@ -281,13 +284,19 @@ type contender struct {
 // the same requests, or, for rows the reference does not run, the server on
 // the row and on its baseline row, so that both meet the same background
 // load in alternating turns and their ratio holds on a busy machine.
-func contenders(r row, srv, ref *process) ([]contender, error) {
+func contenders(r row, srv, ref *process, traced tracedServers) ([]contender, error) {
 	if !r.serverOnly {
 		return []contender{{p: srv, r: r}, {p: ref, r: r}}, nil
 	}
+	first := srv
+	if r.tracing != "" {
+		if first = traced[r.tracing]; first == nil {
+			return nil, fmt.Errorf("row %s: no server traced %s", r.name, r.tracing)
+		}
+	}
 	for _, b := range rows {
 		if b.name == r.baselineName() {
-			return []contender{{p: srv, r: r}, {p: srv, r: b}}, nil
+			return []contender{{p: first, r: r}, {p: srv, r: b}}, nil
 		}
 	}
 	return nil, fmt.Errorf("row %s: unknown baseline row %q", r.name, r.baselineName())

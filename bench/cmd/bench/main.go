@@ -52,7 +52,7 @@ func main() {
 	flag.IntVar(&o.scale, "scale", 100000, "items of the one more user whose list the rows at scale (…-100k) read")
 	flag.StringVar(&rows, "rows", strings.Join(append(rowNames(), "realtime", "pgwrites"), ","), "rows to run, comma-separated (realtime: 1,000 event stream subscribers, server only;\npgwrites: PostgreSQL creates through a delayed link and direct, at 8 and 64 connections, 32 owners and one)")
 	flag.DurationVar(&o.pgLatency, "pg-latency", time.Millisecond, "pgwrites: delay each way of the link between server and PostgreSQL (1ms ≈ 2 ms round trip)")
-	flag.BoolVar(&o.write, "write", false, "record the results in BENCHMARKS.md (newest run first)")
+	flag.BoolVar(&o.write, "write", false, "record the run in BENCHMARKS.md as the current section of its set of rows (the runs it replaces become history lines)")
 	flag.StringVar(&o.out, "out", "BENCHMARKS.md", "file that -write records into")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work folder (binaries, database, server logs)")
 	flag.StringVar(&o.note, "note", "", "a remark recorded with the run (for example what else loaded the machine)")
@@ -164,6 +164,14 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	if foot.RefIdle, err = ref.rss(); err != nil {
 		return err
 	}
+	traced, rcv, err := startTracedServers(ctx, selected, pin.serverCPU, work, env, bins.server, &foot)
+	if err != nil {
+		return err
+	}
+	defer traced.stop()
+	if rcv != nil {
+		defer rcv.stop()
+	}
 	var wal *walWatch
 	if db.wal != "" {
 		wal = watchWAL(db.wal)
@@ -198,7 +206,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 			res.Rows = append(res.Rows, row)
 			continue
 		}
-		cs, err := contenders(r, srv, ref)
+		cs, err := contenders(r, srv, ref, traced)
 		if err != nil {
 			return err
 		}
@@ -242,6 +250,9 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	}
 	if wal != nil {
 		foot.WALMax = wal.finish()
+	}
+	if rcv != nil {
+		progress("the OTLP receiver took %s", rcv)
 	}
 	res.Foot = foot
 	res.finish()

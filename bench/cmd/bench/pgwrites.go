@@ -13,16 +13,16 @@ import (
 	"time"
 )
 
-// The pgwrites row (issue 28): POST /v1/items on PostgreSQL, the server
+// The pgwrites row: POST /v1/items on PostgreSQL, the server
 // reaching the database through a link with -pg-latency each way
 // (delayProxy) and, in alternating turns, through the same proxy without
 // delay (the direct link), at 8 and 64 connections (the load's and the
 // server's pool, DATABASE_MAX_CONNS), for many owners and for one. One
 // server per connection count: two pools of 64 would pass PostgreSQL's
 // default max_connections (100).
-// The targets: through the link at 64 connections ≥ 0.7× the direct link,
-// and at 64 connections ≥ at 8: writers must not queue on one another
-// across the cluster.
+// The targets: through the link at 64 connections at least pgWritesMinRatio
+// of the direct link, and at 64 connections at least as much as at 8:
+// writers must not queue on one another across the cluster.
 const (
 	pgWritesOwners   = 32
 	pgWritesMinRatio = 0.7

@@ -45,7 +45,7 @@ type binaries struct {
 // (cmd/server/pprof_bench.go).
 func build(ctx context.Context, root, work string, profiling bool) (binaries, error) {
 	b := binaries{server: filepath.Join(work, "server"), reference: filepath.Join(work, "reference")}
-	tags := "nomsgpack"
+	tags := "nomsgpack,grpcnotrace"
 	if profiling {
 		tags += ",benchpprof"
 	}

@@ -17,7 +17,7 @@ import (
 	"time"
 )
 
-// The realtime row (issue 15): subscribers on GET /v1/events/stream, each
+// The realtime row: subscribers on GET /v1/events/stream, each
 // following the events of one seeded user (realtimeSubs spread over the
 // users, so each change reaches realtimeSubs/users streams), while changes
 // arrive at realtimeRate a second; then REST create throughput with and

@@ -59,6 +59,9 @@ func (r *runResult) finish() {
 		if row.Row.serverOnly {
 			row.RefLabel = "server's " + row.Row.baselineName()
 		}
+		if row.Row.tracing != "" {
+			row.RefLabel = "untraced server's " + row.Row.baselineName()
+		}
 	}
 }
 
@@ -70,7 +73,8 @@ func ratio(a, b float64) string {
 }
 
 // throughputRatio has three decimals: the targets are two-decimal bounds,
-// and 0.846 shown as 0.85 beside "MISS: < 0.85×" reads as a contradiction.
+// and a ratio just under one, rounded to two decimals, would print as the
+// bound itself beside the MISS that says it is below.
 func throughputRatio(a, b float64) string {
 	if b == 0 {
 		return "–"
@@ -217,7 +221,7 @@ func printResult(w io.Writer, r runResult) {
 		fmt.Fprintln(w)
 		r.PGWrites.print(w, false)
 	}
-	fmt.Fprintln(w, "\nEvery × ref is the server's figure divided by the reference's in the same turns; rows the reference does not run\n(GraphQL, at scale) are divided by the server's figure on the row their target names, measured in turns with them.")
+	fmt.Fprintln(w, "\nEvery × ref is the server's figure divided by the reference's in the same turns; rows the reference does not run\n(GraphQL, at scale, traced) are divided by the server's figure on the row their target names, measured in turns with them\n(a traced row by the untraced server's).")
 }
 
 // machine describes where a run happened.
@@ -260,30 +264,23 @@ func describeMachine(root, out string) (machine, error) {
 	return m, nil
 }
 
-// markdownHead opens BENCHMARKS.md; runs follow it, newest first.
-const markdownHead = `# Benchmarks
-
-Written by ` + "`make bench ARGS=-write`" + ` (bench/cmd/bench), never by hand; newest run first.
-Each figure of the server is also given as a ratio to the lean reference
-server (bench/reference) measured in the same run on the same database,
-which is what the targets are about: absolute figures move with the machine.
-
-`
-
-// runMarker starts each run's section.
-const runMarker = "## Run "
-
-// writeMarkdown puts the run at the top of the file's runs, keeping the
-// earlier ones.
+// writeMarkdown records the run in the file at path (BENCHMARKS.md): the
+// run becomes the current section of its set of rows, and the run it
+// replaces becomes one line of the history (record.go).
 func writeMarkdown(path string, r runResult, m machine) error {
-	var earlier string
+	var old []byte
 	if data, err := os.ReadFile(path); err == nil {
-		if i := strings.Index(string(data), runMarker); i >= 0 {
-			earlier = string(data[i:])
-		}
+		old = data
+	} else if !os.IsNotExist(err) {
+		return err
 	}
+	return os.WriteFile(path, recordRun(old, runMarkdown(r, m)), 0o644)
+}
+
+// runMarkdown is a run as BENCHMARKS.md shows it: its heading line, where
+// and how it ran, its table, and the lines of the rows outside the table.
+func runMarkdown(r runResult, m machine) string {
 	var b bytes.Buffer
-	b.WriteString(markdownHead)
 	fmt.Fprintf(&b, "%s%s, commit %s\n\n", runMarker, r.Started.Format("2006-01-02 15:04 UTC"), m.Commit)
 	fmt.Fprintf(&b, "- machine: %d CPUs, %s; %s\n", m.CPUs, m.Model, m.Go)
 	fmt.Fprintf(&b, "- configuration: %s\n", r.Config)
@@ -305,7 +302,5 @@ func writeMarkdown(path string, r runResult, m machine) error {
 	for _, l := range r.Foot.lines() {
 		fmt.Fprintf(&b, "- %s\n", l)
 	}
-	b.WriteString("\n")
-	b.WriteString(earlier)
-	return os.WriteFile(path, b.Bytes(), 0o644)
+	return b.String()
 }

@@ -6,7 +6,7 @@
 // to take those functions out of the field descriptors. That links the field
 // builders into the server, and with them a call of reflect.Type.Method,
 // which stops the linker from dropping any unused exported method of any type
-// (issue 14: about 15 MB of binary and 5 MiB of resident memory). The
+// (docs/development.md, What the server links, says how much). The
 // template ent/template/runtime.tmpl instead assigns the functions by name,
 // and takes the names from the Annotation the helpers here record beside the
 // function they set, at the moment they set it: the name is the function's

@@ -16,8 +16,9 @@
 //   - fields collected through serial.CollectFields, the response's data
 //     written into a pooled buffer (serial.Buffer).
 //
-// docs/ablation.md measures what each kind buys; the kinds that bought less
-// than 3% of GraphQL list throughput were removed.
+// docs/ablation.md measures what each kind buys; a kind stays only while
+// what it buys is worth its code, and GQLGEN_REWRITE_SKIP (graph/gqlgen.go)
+// measures one again.
 //
 // gqlgen has no option for this: its exec template marshals every list of
 // non-scalars with one goroutine per element, and worker_limit only bounds
@@ -1015,6 +1016,10 @@ func plainScalar(fn *ast.FuncDecl, schema *gqlast.Schema, identities map[string]
 		if objPointer(fn) {
 			result = invoke(dot("serial", "String"), ref)
 		}
+	case m == "marshalNTime2timeᚐTime":
+		if objPointer(fn) {
+			result = invoke(dot("serial", "Time"), ast.NewIdent("ctx"), ast.NewIdent("field"), ref, call.Args[6])
+		}
 	default:
 		if identities[marshaller(call.Args[6])] && objPointer(fn) {
 			// An enum that marshals itself: a pointer to it does too,
@@ -1026,10 +1031,6 @@ func plainScalar(fn *ast.FuncDecl, schema *gqlast.Schema, identities map[string]
 				// needs no escaping (a GraphQL name) as it is.
 				result = invoke(dot("serial", "Enum"), ref)
 			}
-		}
-	case m == "marshalNTime2timeᚐTime":
-		if objPointer(fn) {
-			result = invoke(dot("serial", "Time"), ast.NewIdent("ctx"), ast.NewIdent("field"), ref, call.Args[6])
 		}
 	}
 	byRef = result != nil

@@ -81,14 +81,14 @@ func TestRewriteGqlgenOutput(t *testing.T) {
 		}
 	}
 	pins := map[gqlrewrite.Kind]int{
-		gqlrewrite.List:        14,
-		gqlrewrite.Collect:     18,
+		gqlrewrite.List:        19,
+		gqlrewrite.Collect:     28,
 		gqlrewrite.Buffer:      1,
-		gqlrewrite.Scalar:      34,
-		gqlrewrite.ScalarRef:   20, // Item.status and User.role marshal through graph/enum (upper case), by value
-		gqlrewrite.ObjectField: 11,
-		gqlrewrite.Object:      11,
-		gqlrewrite.InPlace:     2,
+		gqlrewrite.Scalar:      68,
+		gqlrewrite.ScalarRef:   36, // Item.status, User.role and Delivery.state marshal through graph/enum (upper case), by value
+		gqlrewrite.ObjectField: 21,
+		gqlrewrite.Object:      21,
+		gqlrewrite.InPlace:     4,
 	}
 	for _, k := range gqlrewrite.Kinds {
 		if got := len(report[k]); got != pins[k] {

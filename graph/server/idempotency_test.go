@@ -1,0 +1,128 @@
+package server_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/acme/itemsvc/ent/item"
+	"github.com/acme/itemsvc/ent/privacy"
+	"github.com/acme/itemsvc/internal/testutil"
+)
+
+// TestIdempotencyKeyGraphQL: an Idempotency-Key on POST /graphql applies to
+// an operation of one mutation field, as on REST's creating POSTs; one row
+// per case, in order (each may rely on the rows before it).
+func TestIdempotencyKeyGraphQL(t *testing.T) {
+	env := testutil.New(t)
+	const create = `mutation($n: String!) { createItem(input: {name: $n}) { id name } }`
+	count := func(name string) int {
+		n, err := env.App.Service.Client().Item.Query().Where(item.Name(name)).
+			Count(privacy.DecisionContext(context.Background(), privacy.Allow))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	var first, firstRemaining string
+	rows := []struct {
+		name   string
+		body   string
+		key    string
+		status int
+		code   string
+		replay bool
+		items  map[string]int // name → items after the row
+	}{
+		{name: "first createItem with a key", key: "g1", status: 200,
+			body: `{"query":"` + create + `","variables":{"n":"gql once"}}`, items: map[string]int{"gql once": 1}},
+		{name: "the same request replays", key: "g1", status: 200, replay: true,
+			body: `{"variables": {"n": "gql once"}, "query":"` + create + `"}`, items: map[string]int{"gql once": 1}},
+		{name: "other variables are 422", key: "g1", status: 422, code: "IDEMPOTENCY_KEY_REUSED",
+			body: `{"query":"` + create + `","variables":{"n":"gql other"}}`, items: map[string]int{"gql other": 0}},
+		{name: "two mutation fields are refused", key: "g2", status: 400, code: "VALIDATION_ERROR",
+			body:  `{"query":"mutation { a: createItem(input: {name: \"two\"}) { id } b: createItem(input: {name: \"two\"}) { id } }"}`,
+			items: map[string]int{"two": 0}},
+		{name: "a query ignores the key", key: "g1", status: 200, body: `{"query":"{ me { id } }"}`},
+		{name: "a mutation that fails is not recorded", key: "g3", status: 200, code: "VALIDATION_ERROR",
+			body: `{"query":"` + create + `","variables":{"n":"  "}}`},
+		{name: "so its fixed request may reuse the key", key: "g3", status: 200,
+			body: `{"query":"` + create + `","variables":{"n":"gql fixed"}}`, items: map[string]int{"gql fixed": 1}},
+	}
+	for _, row := range rows {
+		t.Run(row.name, func(t *testing.T) {
+			res := env.Do(testutil.Request{Method: "POST", Path: "/graphql", Token: env.Alice.Token, Body: row.body,
+				Headers: map[string]string{"Idempotency-Key": row.key}})
+			r := decode(t, res)
+			if r.Status != row.status || r.code() != row.code {
+				t.Fatalf("%d %q, want %d %q: %s", r.Status, r.code(), row.status, row.code, r.Raw)
+			}
+			if got := res.Header.Get("Idempotent-Replayed") == "true"; got != row.replay {
+				t.Errorf("Idempotent-Replayed = %q, want replayed %v", res.Header.Get("Idempotent-Replayed"), row.replay)
+			}
+			switch {
+			case first == "" && row.status == 200 && strings.Contains(string(r.Raw), "createItem"):
+				first, firstRemaining = string(r.Raw), res.Header.Get("X-RateLimit-Remaining")
+			case row.replay && string(r.Raw) != first:
+				t.Errorf("replayed\n%s\nwant\n%s", r.Raw, first)
+			}
+			if rem := res.Header.Get("X-RateLimit-Remaining"); row.replay && (rem == "" || rem == firstRemaining) {
+				t.Errorf("X-RateLimit-Remaining %q after %q: the replay was not charged", rem, firstRemaining)
+			}
+			if ct := res.Header.Get("Content-Type"); row.status == 200 && ct != "application/json" {
+				t.Errorf("Content-Type = %q, want gqlgen's application/json", ct)
+			}
+			for name, want := range row.items {
+				if n := count(name); n != want {
+					t.Errorf("%d items named %q, want %d", n, name, want)
+				}
+			}
+		})
+	}
+}
+
+// TestIdempotencyKeyResponseTooLarge: a mutation whose response is larger
+// than what is kept for a retry (service.MaxIdempotentBody) is refused with
+// the key, and changes nothing.
+func TestIdempotencyKeyResponseTooLarge(t *testing.T) {
+	env := testutil.New(t)
+	long := strings.Repeat("d", 5000)
+	for range 15 {
+		r := env.Do(testutil.Request{Method: "POST", Path: "/v1/items", Token: env.Alice.Token,
+			Body: map[string]any{"name": "filler", "description": long}})
+		if r.Status != 201 {
+			t.Fatalf("%d %s", r.Status, r.Body)
+		}
+	}
+	body := map[string]any{"query": `mutation { createItem(input: {name: "big"}) { id owner { items(first: 20) { edges { node { description } } } } } }`}
+	count := func() int {
+		n, err := env.App.Service.Client().Item.Query().Where(item.Name("big")).
+			Count(privacy.DecisionContext(context.Background(), privacy.Allow))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	cases := []struct {
+		name   string
+		key    string
+		status int
+		code   string
+		items  int
+	}{
+		{"with a key: refused, nothing made", "big-1", 400, "VALIDATION_ERROR", 0},
+		{"and again: still nothing made", "big-1", 400, "VALIDATION_ERROR", 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := decode(t, env.Do(testutil.Request{Method: "POST", Path: "/graphql", Token: env.Alice.Token, Body: body,
+				Headers: map[string]string{"Idempotency-Key": c.key}}))
+			if r.Status != c.status || r.code() != c.code {
+				t.Fatalf("%d %q, want %d %q: %.300s", r.Status, r.code(), c.status, c.code, r.Raw)
+			}
+			if n := count(); n != c.items {
+				t.Errorf("%d items named big, want %d", n, c.items)
+			}
+		})
+	}
+}
