@@ -20,7 +20,7 @@ func (r *queryResolver) Node(ctx context.Context, id string) (ent.Noder, error) 
 	if err != nil {
 		return nil, err
 	}
-	return loadNode(withoutCountedTotals(ctx), r.svc, c, id)
+	return loadNode(entgqlSelection(ctx), r.svc, c, id)
 }
 
 // Nodes is the resolver for the nodes field.
@@ -29,7 +29,7 @@ func (r *queryResolver) Nodes(ctx context.Context, ids []string) ([]ent.Noder, e
 	if err != nil {
 		return nil, err
 	}
-	return loadNodes(withoutCountedTotals(ctx), r.svc, c, ids)
+	return loadNodes(entgqlSelection(ctx), r.svc, c, ids)
 }
 
 // Items is the resolver for the items field.
@@ -44,7 +44,7 @@ func (r *queryResolver) Items(ctx context.Context, after *entgql.Cursor[string],
 	if orderBy == nil {
 		orderBy = defaultItemOrder
 	}
-	conn, err := c.Item.Query().Paginate(withoutCountedTotals(ctx), after, first, before, last,
+	conn, err := c.Item.Query().Paginate(entgqlSelection(ctx), after, first, before, last,
 		ent.WithItemOrder(orderBy), ent.WithItemFilter(where.Filter))
 	if err != nil {
 		return nil, err
@@ -66,7 +66,7 @@ func (r *queryResolver) Users(ctx context.Context, after *entgql.Cursor[string],
 	if first, last, err = pageBounds(first, last); err != nil {
 		return nil, err
 	}
-	return q.Paginate(withoutCountedTotals(ctx), after, first, before, last,
+	return q.Paginate(entgqlSelection(ctx), after, first, before, last,
 		ent.WithUserOrder(orderBy), ent.WithUserFilter(where.Filter))
 }
 
@@ -78,9 +78,9 @@ func (r *userResolver) Items(ctx context.Context, obj *ent.User, after *entgql.C
 	}
 	f, ok := countedConnection(graphql.GetOperationContext(ctx), graphql.GetFieldContext(ctx).Field.Field)
 	if !ok {
-		return obj.Items(ctx, after, first, before, last, orderBy, where)
+		return obj.Items(entgqlSelection(ctx), after, first, before, last, orderBy, where)
 	}
-	conn, err := obj.Items(withoutCountedTotals(ctx), after, first, before, last, orderBy, where)
+	conn, err := obj.Items(entgqlSelection(ctx), after, first, before, last, orderBy, where)
 	if err != nil {
 		return nil, err
 	}

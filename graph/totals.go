@@ -80,6 +80,14 @@ func countedConnection(oc *graphql.OperationContext, f *ast.Field) (counted, boo
 	return countedWhere(Argument(f, "where", oc.Variables))
 }
 
+// entgqlSelection returns ctx with the field selection entgql's pagination
+// and field collection are to read: connections canonical
+// (withCanonicalConnections) and counted totals stripped
+// (withoutCountedTotals).
+func entgqlSelection(ctx context.Context) context.Context {
+	return withoutCountedTotals(withCanonicalConnections(ctx))
+}
+
 // withoutCountedTotals returns ctx with a field selection in which no item
 // connection the counters answer (the field itself, or any nested one that
 // entgql's field collection would load) selects totalCount or pageInfo. The
@@ -169,11 +177,13 @@ func fillCounted(ctx context.Context, conn *ent.ItemConnection, first, last *int
 			wantTotal = true
 		case f.Name == pageInfoField:
 			wantPageInfo = true
-		case f.Alias == edgesField: // entgql loads nodes only under this alias
+		case f.Name == edgesField:
 			edges = true
 		}
 	}
-	noNodes := !edges || (first != nil && *first == 0) || (last != nil && *last == 0)
+	// entgql loaded the nodes when edges or pageInfo was selected
+	// (withCanonicalConnections) and the page is not one of zero.
+	noNodes := (!edges && !wantPageInfo) || (first != nil && *first == 0) || (last != nil && *last == 0)
 	if !wantTotal && !(wantPageInfo && noNodes) {
 		return nil
 	}
