@@ -4,8 +4,8 @@ import "github.com/gin-gonic/gin"
 
 // requestStack is the goroutine stack a request needs: the list and the
 // GraphQL page (middleware, gqlgen's executor, ent, then SQLite's driver,
-// whose translated C functions have large frames) go deeper than 16 KiB,
-// and in CPU profiles of make bench nothing grows below 32 KiB. A request
+// whose translated C functions have large frames) go deeper than half of
+// it, and in CPU profiles of make bench nothing grows below it. A request
 // that needs more grows once more, as it would have anyway.
 const requestStack = 32 << 10
 
@@ -18,8 +18,8 @@ const requestStack = 32 << 10
 // most of them, and it then grows again during the next request. Left to
 // itself the stack grows where it overflows, deep in SQLite's driver, and
 // each growth copies and adjusts every frame above: with some hundred
-// frames that was about 4% of a GraphQL request's CPU (copystack in the
-// profiles of make bench -profile). Grown here, at a depth of a few
+// frames that was a visible share of a GraphQL request's CPU (copystack in
+// the profiles of make bench -profile). Grown here, at a depth of a few
 // frames, the copy is cheap and nothing below grows again.
 func presizeStack(streams []string) gin.HandlerFunc {
 	return func(c *gin.Context) {

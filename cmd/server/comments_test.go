@@ -5,7 +5,6 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -21,16 +20,6 @@ var measuredFigure = regexp.MustCompile(`\d(?:[\d,.]*\d)?\s*(?:(?:ns|µs|μs|us|
 // settingDefault ends the text before a figure that states a setting's
 // default ("Default 10ms", "default ±10%"): configured, not measured.
 var settingDefault = regexp.MustCompile(`(?i)\bdefault:?\s*[±~]?$`)
-
-// figuresPendingCleanup are files that still carry measured figures in
-// their comments while another change rewrites those comments; the check
-// skips them until it lands, then the entry goes.
-var figuresPendingCleanup = map[string]bool{
-	"internal/database/stmtcache.go": true,
-	"internal/database/writer.go":    true,
-	"internal/events/hub.go":         true,
-	"rest/stack.go":                  true,
-}
 
 // measuredFigures returns the figures of a comment line that read as
 // measurements.
@@ -67,7 +56,7 @@ func TestCommentsCarryNoFigures(t *testing.T) {
 		}
 		rel, _ := filepath.Rel(root, p)
 		rel = filepath.ToSlash(rel)
-		if !strings.HasSuffix(name, ".go") || figuresPendingCleanup[rel] {
+		if !strings.HasSuffix(name, ".go") {
 			return nil
 		}
 		f, err := parser.ParseFile(fset, p, nil, parser.ParseComments|parser.SkipObjectResolution)
@@ -96,11 +85,6 @@ func TestCommentsCarryNoFigures(t *testing.T) {
 	}
 	if files < 100 {
 		t.Fatalf("read %d hand-written Go files; expected the repository's", files)
-	}
-	for rel := range figuresPendingCleanup {
-		if _, err := os.Stat(filepath.Join(root, rel)); err != nil {
-			t.Errorf("figuresPendingCleanup names %s: %v", rel, err)
-		}
 	}
 }
 

@@ -176,10 +176,9 @@ func (d *preparedReads) BeginTx(ctx context.Context, opts *sql.TxOptions) (diale
 // such goroutine, started and woken on the request's goroutine, runs ahead
 // of every goroutine the network woke. With the server on one CPU, the
 // writes' goroutines so kept the scheduler's local queue busy that requests
-// waiting to be read sat in its global queue, served one every 61 turns:
-// POST /v1/items at 32 connections had p50 9 ms and p99 190 ms, the slow
-// ones waiting up to 350 ms before their handler started, in the order
-// opposite to their arrival; without these goroutines p99 fell to 30-70 ms.
+// waiting to be read sat in its global queue, served one every 61 turns, in
+// the order opposite to their arrival: the create row's tail was several
+// times longer with them (docs/development.md, "SQLite's write path").
 // A write transaction's statements are each one row or a small batch (the
 // counters, the outbox, retention's batches) and run under the write gate,
 // whose wait still ends with the context; reads outside transactions, which

@@ -13,9 +13,9 @@ import (
 )
 
 // SQLite takes one writer at a time. Without a queue in the process, writers
-// that meet wait in SQLite's busy handler, which sleeps in growing steps (up
-// to 100 ms) and checks again: under load a PUT waited for a lock that had
-// long been free, and its p99 was 5 to 10 times the lean reference's. The
+// that meet wait in SQLite's busy handler, which sleeps in growing steps and
+// checks again: under load a PUT waited for a lock that had long been free,
+// and its tail was several times the lean reference's. The
 // gate queues this process's writers in Go instead, so the next one starts as
 // soon as the previous commits; busy_timeout still covers other processes
 // (the CLI) writing to the same file.
@@ -78,42 +78,39 @@ func (g *writeGate) leave(wrote bool) {
 
 // WAL upkeep. SQLite's automatic checkpoint runs inside the commit that
 // crosses 1000 pages, so a request paid for it; and while readers kept
-// using the log it could not start over, so the file grew (109 MB beside a
-// 92 MB database after a minute of mixed load) and kept that size. The
+// using the log it could not start over, so the file grew past the size of
+// the database under a minute of mixed load and kept that size. The
 // connections turn the automatic checkpoint off (wal_autocheckpoint(0)) and
 // a checkpointer copies the log instead, between two writes: a checkpoint
 // that no write runs beside copies the whole log, so that the next write
 // starts it over. (Passive checkpoints beside the writes never caught up
 // with the last commit under load, and the log grew until a truncation
-// stopped the writers for as long as copying the backlog took: PUT p99 ten
-// times the reference's.)
+// stopped the writers for as long as copying the backlog took, and the PUT
+// row's tail with it.)
 //
 // A clock alone did not bound the log: on a busy CPU the loop's goroutine
-// and its turn at the gate came late, up to a second, and the log grew by
-// what all the writes of that second added (5,212 pages, 20 MB, in one round
-// of make bench's create row; 68 MB in the PUT row of another run). So the
+// and its turn at the gate came late, and the log grew by what all the
+// writes of that wait added (docs/development.md has the sizes). So the
 // writes also count: the one that makes checkpointAfter since the last
 // round hands the gate straight to the checkpointer. The checkpointer has a
 // connection of its own, so that a round never waits, holding the gate, for
-// one of the pool's (readers of deep pages held them all for up to 1.2 s).
+// one of the pool's (readers of deep pages can hold them all for long).
 const (
 	// checkpointEvery is how often the loop copies the log into the
 	// database when anything was written and checkpointAfter did not
-	// already start a round. Under load the commits start the rounds; rounds
-	// every 50 ms instead copied the pages that every write touches (the
+	// already start a round. Under load the commits start the rounds; much
+	// shorter periods copied the pages that every write touches (the
 	// tables' and indexes' last pages, the event counter) several times
-	// over: make bench's write rows spent 19.5 µs of held gate per page
-	// copied, against 14.1 µs at 200 ms.
+	// over, and held the gate longer per page copied.
 	checkpointEvery = 200 * time.Millisecond
-	// checkpointAfter is how many commits start a round at once: about
-	// 1,200 pages (5 MB) of log at the 8 to 12 pages an item write adds.
+	// checkpointAfter is how many commits start a round at once: at the
+	// pages an item write adds, a log of a few megabytes.
 	checkpointAfter = 128
 	// restartAbove is the log length, in pages, past which the round also
 	// waits for readers to leave the log (RESTART), so that the next write
-	// starts it over: a round normally finds about 1,500 pages, and more
-	// means that a reader still used the log when the write after the last
-	// round came (make bench's PUT row: 33 MB of log with passive rounds
-	// only).
+	// starts it over: a round normally finds fewer, and more means that a
+	// reader still used the log when the write after the last round came
+	// (make bench's PUT row let the log grow with passive rounds only).
 	restartAbove = 2048
 	// truncateAbove is the log file size past which the round also
 	// truncates it.

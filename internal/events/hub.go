@@ -62,14 +62,15 @@ type Options struct {
 }
 
 // DefaultFlushInterval is Options.FlushInterval's default. A write to a
-// stream costs the server about 10-20 µs (a syscall on the socket and the
-// client's wake-up) whatever it carries; written one event at a time, the
-// 100 streams that follow one user made each of their creates four times
-// dearer. Spaced by 20ms, a busy stream takes its events a few dozen to a
-// write. Longer intervals buy little more and cost twice: latency (at
-// 100ms the bench's p50 rose from 7 to 56ms) and, with a stream taking
-// thousands of events a second, a queue that overflows its Buffer while it
-// waits (SLOW_CONSUMER). An event after a quiet spell goes out at once.
+// stream costs the server a syscall on the socket and the client's wake-up
+// whatever it carries; written one event at a time, the 100 streams that
+// follow one user made each of their creates several times dearer. Spaced
+// by this interval, a busy stream takes its events a few dozen to a write.
+// Longer intervals buy little more and cost twice: latency (the realtime
+// row's p50 grows with the interval) and, with a stream taking thousands of
+// events a second, a queue that overflows its Buffer while it waits
+// (SLOW_CONSUMER). An event after a quiet spell goes out at once.
+// docs/development.md has the figures.
 const DefaultFlushInterval = 20 * time.Millisecond
 
 // batch is how many events one read of the outbox takes at most; never more
