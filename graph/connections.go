@@ -89,14 +89,7 @@ func canonicalSelection(oc *graphql.OperationContext, set ast.SelectionSet, conn
 				break
 			}
 			if child, ok := canonicalSelection(oc, def.SelectionSet, conn); ok {
-				sel = &ast.InlineFragment{
-					TypeCondition:    def.TypeCondition,
-					Directives:       s.Directives,
-					SelectionSet:     child,
-					ObjectDefinition: def.Definition,
-					Position:         s.Position,
-				}
-				changed = true
+				sel, changed = inlined(s, def, child), true
 			}
 		}
 		out = append(out, sel)
@@ -153,13 +146,7 @@ func canonicalEdge(oc *graphql.OperationContext, set ast.SelectionSet, changed b
 				break
 			}
 			if child, ok := canonicalEdge(oc, def.SelectionSet, false); ok {
-				repl = &ast.InlineFragment{
-					TypeCondition:    def.TypeCondition,
-					Directives:       s.Directives,
-					SelectionSet:     child,
-					ObjectDefinition: def.Definition,
-					Position:         s.Position,
-				}
+				repl = inlined(s, def, child)
 			}
 		}
 		if repl == nil {
@@ -177,4 +164,17 @@ func canonicalEdge(oc *graphql.OperationContext, set ast.SelectionSet, changed b
 		return set, changed
 	}
 	return out, true
+}
+
+// inlined is the fragment spread s of def as an inline fragment selecting
+// set: a changed copy of a fragment's selection for one field, where the
+// fragment itself is shared by every field that spreads it.
+func inlined(s *ast.FragmentSpread, def *ast.FragmentDefinition, set ast.SelectionSet) *ast.InlineFragment {
+	return &ast.InlineFragment{
+		TypeCondition:    def.TypeCondition,
+		Directives:       s.Directives,
+		SelectionSet:     set,
+		ObjectDefinition: def.Definition,
+		Position:         s.Position,
+	}
 }

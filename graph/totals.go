@@ -143,14 +143,7 @@ func stripTotals(oc *graphql.OperationContext, set ast.SelectionSet, inCounted b
 				break
 			}
 			if child, ok := stripTotals(oc, def.SelectionSet, inCounted); ok {
-				sel = &ast.InlineFragment{
-					TypeCondition:    def.TypeCondition,
-					Directives:       s.Directives,
-					SelectionSet:     child,
-					ObjectDefinition: def.Definition,
-					Position:         s.Position,
-				}
-				changed = true
+				sel, changed = inlined(s, def, child), true
 			}
 		}
 		out = append(out, sel)
