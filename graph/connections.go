@@ -57,67 +57,104 @@ func isConnection(def *ast.FieldDefinition) bool {
 // differs from set. Fragment spreads on the way are inlined so that the
 // shared fragment stays as it is.
 func canonicalSelection(oc *graphql.OperationContext, set ast.SelectionSet, conn bool) (ast.SelectionSet, bool) {
-	out := make(ast.SelectionSet, 0, len(set)+1)
-	changed := false
-	for _, sel := range set {
-		switch s := sel.(type) {
-		case *ast.Field:
-			inEdge := conn && s.Name == edgesField
-			child, ok := canonicalSelection(oc, s.SelectionSet, isConnection(s.Definition))
-			if inEdge {
-				child, ok = canonicalEdge(oc, child, ok)
-			}
-			rename := conn && s.Alias != s.Name &&
-				(s.Name == edgesField || s.Name == pageInfoField || s.Name == totalCountField)
-			if ok || rename {
-				cp := *s
-				cp.SelectionSet = child
-				if rename {
-					cp.Alias = cp.Name
-				}
-				sel, changed = &cp, true
-			}
-		case *ast.InlineFragment:
-			if child, ok := canonicalSelection(oc, s.SelectionSet, conn); ok {
-				cp := *s
-				cp.SelectionSet = child
-				sel, changed = &cp, true
-			}
-		case *ast.FragmentSpread:
-			def := oc.Doc.Fragments.ForName(s.Name)
-			if def == nil {
-				break
-			}
-			if child, ok := canonicalSelection(oc, def.SelectionSet, conn); ok {
-				sel, changed = inlined(s, def, child), true
-			}
+	var out ast.SelectionSet // nil while it would equal set
+	for i, sel := range set {
+		repl := canonicalOne(oc, sel, conn)
+		if repl != nil && out == nil {
+			out = append(make(ast.SelectionSet, 0, len(set)+1), set[:i]...)
 		}
-		out = append(out, sel)
+		switch {
+		case repl != nil:
+			out = append(out, repl)
+		case out != nil:
+			out = append(out, sel)
+		}
 	}
 	if conn {
-		var pageInfo *ast.Field
-		edges := false
-		for _, f := range graphql.CollectFields(oc, out, nil) {
-			switch f.Name {
-			case edgesField:
-				edges = true
-			case pageInfoField:
-				pageInfo = f.Field
-			}
+		cur := set
+		if out != nil {
+			cur = out
 		}
-		if pageInfo != nil && !edges {
+		if pageInfo := pageInfoWithoutEdges(oc, cur); pageInfo != nil {
+			if out == nil {
+				out = append(make(ast.SelectionSet, 0, len(set)+1), set...)
+			}
 			out = append(out, &ast.Field{
 				Alias: edgesField, Name: edgesField,
 				ObjectDefinition: pageInfo.ObjectDefinition,
 				SelectionSet:     ast.SelectionSet{&ast.Field{Alias: cursorField, Name: cursorField}},
 			})
-			changed = true
 		}
 	}
-	if !changed {
+	if out == nil {
 		return set, false
 	}
 	return out, true
+}
+
+// canonicalOne is sel made canonical (see canonicalSelection), or nil when
+// it already is; conn says whether sel is in a connection's selection.
+func canonicalOne(oc *graphql.OperationContext, sel ast.Selection, conn bool) ast.Selection {
+	switch s := sel.(type) {
+	case *ast.Field:
+		child, ok := canonicalSelection(oc, s.SelectionSet, isConnection(s.Definition))
+		if conn && s.Name == edgesField {
+			child, ok = canonicalEdge(oc, child, ok)
+		}
+		rename := conn && s.Alias != s.Name &&
+			(s.Name == edgesField || s.Name == pageInfoField || s.Name == totalCountField)
+		if !ok && !rename {
+			return nil
+		}
+		cp := *s
+		cp.SelectionSet = child
+		if rename {
+			cp.Alias = cp.Name
+		}
+		return &cp
+	case *ast.InlineFragment:
+		if child, ok := canonicalSelection(oc, s.SelectionSet, conn); ok {
+			cp := *s
+			cp.SelectionSet = child
+			return &cp
+		}
+	case *ast.FragmentSpread:
+		if def := oc.Doc.Fragments.ForName(s.Name); def != nil {
+			if child, ok := canonicalSelection(oc, def.SelectionSet, conn); ok {
+				return inlined(s, def, child)
+			}
+		}
+	}
+	return nil
+}
+
+// pageInfoWithoutEdges is the pageInfo field of a connection's selection
+// set when the set selects no edges, or nil.
+func pageInfoWithoutEdges(oc *graphql.OperationContext, set ast.SelectionSet) *ast.Field {
+	var pageInfo *ast.Field
+	for _, sel := range set {
+		f, ok := sel.(*ast.Field)
+		if !ok || len(f.Directives) > 0 {
+			// Fragments and @skip/@include: as field collection reads them.
+			pageInfo = nil
+			for _, f := range graphql.CollectFields(oc, set, nil) {
+				switch f.Name {
+				case edgesField:
+					return nil
+				case pageInfoField:
+					pageInfo = f.Field
+				}
+			}
+			return pageInfo
+		}
+		switch f.Name {
+		case edgesField:
+			return nil
+		case pageInfoField:
+			pageInfo = f
+		}
+	}
+	return pageInfo
 }
 
 // canonicalEdge renames node and cursor in the selection of an edge (set,

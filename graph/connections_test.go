@@ -44,6 +44,8 @@ func TestConnectionAliases(t *testing.T) {
 			ref: `{ items(first: 2) { pageInfo { endCursor hasNextPage } edges { cursor } } }`, names: map[string]string{"p": "pageInfo"}, at: []string{"items"}},
 		{name: "pageInfo without edges", query: `{ items(first: 2) { pageInfo { startCursor endCursor hasNextPage hasPreviousPage } } }`,
 			ref: `{ items(first: 2) { pageInfo { startCursor endCursor hasNextPage hasPreviousPage } edges { cursor } } }`, at: []string{"items", "pageInfo"}},
+		{name: "pageInfo with edges skipped", query: `{ items(first: 2) { edges @skip(if: true) { cursor } pageInfo { endCursor hasNextPage } } }`,
+			ref: `{ items(first: 2) { pageInfo { endCursor hasNextPage } edges { cursor } } }`, at: []string{"items", "pageInfo"}},
 		{name: "pageInfo without edges, the last page", query: `query($a: Cursor) { items(first: 2, after: $a) { pageInfo { endCursor hasNextPage } } }`,
 			ref:  `query($a: Cursor) { items(first: 2, after: $a) { pageInfo { endCursor hasNextPage } edges { cursor } } }`,
 			vars: map[string]any{"a": fourth}, at: []string{"items", "pageInfo"}},
