@@ -171,6 +171,7 @@ type ComplexityRoot struct {
 
 	User struct {
 		CreatedAt func(childComplexity int) int
+		Disabled  func(childComplexity int) int
 		Email     func(childComplexity int) int
 		ID        func(childComplexity int) int
 		Items     func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.ItemOrder, where *ent.ItemWhereInput) int
@@ -811,6 +812,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.User.CreatedAt(childComplexity), true
+	case "User.disabled":
+		if e.ComplexityRoot.User.Disabled == nil {
+			break
+		}
+
+		return e.ComplexityRoot.User.Disabled(childComplexity), true
 	case "User.email":
 		if e.ComplexityRoot.User.Email == nil {
 			break
@@ -1435,6 +1442,7 @@ type User implements Node {
   email: String!
   name: String!
   role: UserRole!
+  disabled: Boolean!
   items(
     """
     Returns the elements in the list that come after the specified cursor.
@@ -1614,6 +1622,11 @@ input UserWhereInput {
   roleNEQ: UserRole
   roleIn: [UserRole!]
   roleNotIn: [UserRole!]
+  """
+  disabled field predicates
+  """
+  disabled: Boolean
+  disabledNEQ: Boolean
   """
   items edge predicates
   """
@@ -2294,6 +2307,8 @@ func (ec *executionContext) childFields_User(ctx context.Context, field graphql.
 		return ec.fieldContext_User_name(ctx, field)
 	case "role":
 		return ec.fieldContext_User_role(ctx, field)
+	case "disabled":
+		return ec.fieldContext_User_disabled(ctx, field)
 	case "items":
 		return ec.fieldContext_User_items(ctx, field)
 	}
