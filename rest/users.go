@@ -19,14 +19,20 @@ func bindUsers(g *gin.RouterGroup, svc *service.Service) {
 		}
 		renderData(c, http.StatusOK, resource.NewUser(u))
 	})
-	// Every user, for admins (an owner picker, an audit); 403 for others.
+	// Every user, or those of a role, disabled or not, or whose email starts
+	// with a prefix, for admins (an owner picker, an audit); 403 for others.
 	g.GET("/users", func(c *gin.Context) {
 		page, limit, err := service.ParsePageParams(c.Request.URL.Query())
 		if err != nil {
 			renderError(c, err)
 			return
 		}
-		res, err := svc.ListUsers(c.Request.Context(), page, limit)
+		f, err := service.ParseUserFilter(c.Request.URL.Query())
+		if err != nil {
+			renderError(c, err)
+			return
+		}
+		res, err := svc.ListUsers(c.Request.Context(), page, limit, f)
 		if err != nil {
 			renderError(c, err)
 			return

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/mail"
+	"net/url"
+	"strconv"
 	"strings"
 
 	"entgo.io/ent/dialect"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/acme/itemsvc/ent"
 	"github.com/acme/itemsvc/ent/apikey"
+	"github.com/acme/itemsvc/ent/predicate"
 	"github.com/acme/itemsvc/ent/user"
 	"github.com/acme/itemsvc/internal/apperr"
 )
@@ -27,21 +30,53 @@ type UserFilter struct {
 	EmailPrefix string
 }
 
-// FindUsers returns the users the filter selects, oldest first.
-func (s *Service) FindUsers(ctx context.Context, f UserFilter) ([]*ent.User, error) {
-	q := s.db.User.Query()
+// ParseUserFilter reads the filters of GET /v1/users: role (user or
+// admin), disabled (true or false) and email (a prefix, any case); a bad
+// value is VALIDATION_ERROR naming the parameter.
+func ParseUserFilter(q url.Values) (UserFilter, error) {
+	var f UserFilter
+	f.Role, _ = param(q, "role")
+	f.EmailPrefix, _ = param(q, "email")
+	if v, ok := param(q, "disabled"); ok {
+		d, err := strconv.ParseBool(v)
+		if err != nil || (v != "true" && v != "false") {
+			return f, apperr.Validation("disabled", "must be true or false")
+		}
+		f.Disabled = &d
+	}
+	return f, f.apply(nil)
+}
+
+// apply checks the filter and narrows q to it (q may be nil: only check).
+func (f UserFilter) apply(q *ent.UserQuery) error {
+	var where []predicate.User
 	if f.Role != "" {
 		r, err := parseRole(f.Role)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		q.Where(user.RoleEQ(r))
+		where = append(where, user.RoleEQ(r))
 	}
 	if f.Disabled != nil {
-		q.Where(user.Disabled(*f.Disabled))
+		where = append(where, user.Disabled(*f.Disabled))
 	}
 	if f.EmailPrefix != "" {
-		q.Where(user.EmailHasPrefix(strings.ToLower(f.EmailPrefix)))
+		if err := CheckFilterText("email", f.EmailPrefix); err != nil {
+			return err
+		}
+		where = append(where, user.EmailHasPrefix(strings.ToLower(f.EmailPrefix)))
+	}
+	if q != nil {
+		q.Where(where...)
+	}
+	return nil
+}
+
+// FindUsers returns the users the filter selects, oldest first.
+func (s *Service) FindUsers(ctx context.Context, f UserFilter) ([]*ent.User, error) {
+	q := s.db.User.Query()
+	if err := f.apply(q); err != nil {
+		return nil, err
 	}
 	us, err := q.Order(user.ByCreatedAt(), user.ByID()).All(ctx)
 	if err != nil {
