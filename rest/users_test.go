@@ -70,6 +70,6 @@ func TestListUsers(t *testing.T) {
 		{Name: "a user is refused", Method: "GET", Path: "/v1/users", Token: alice.Token, Status: 403, Code: "PERMISSION_DENIED"},
 		{Name: "a user filtering is refused", Method: "GET", Path: "/v1/users?role=admin", Token: alice.Token, Status: 403, Code: "PERMISSION_DENIED"},
 		{Name: "no token", Method: "GET", Path: "/v1/users", Status: 401, Code: "UNAUTHORIZED"},
-		{Name: "POST is not a method of the list", Method: "POST", Path: "/v1/users", Token: admin.Token, Body: map[string]any{}, Status: 405, Code: "METHOD_NOT_ALLOWED"},
+		{Name: "DELETE is not a method of the list", Method: "DELETE", Path: "/v1/users", Token: admin.Token, Status: 405, Code: "METHOD_NOT_ALLOWED"},
 	})
 }

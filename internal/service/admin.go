@@ -16,6 +16,7 @@ import (
 	"github.com/acme/itemsvc/ent/predicate"
 	"github.com/acme/itemsvc/ent/user"
 	"github.com/acme/itemsvc/internal/apperr"
+	"github.com/acme/itemsvc/internal/viewer"
 )
 
 // The administration of users and keys (DESIGN §8). These functions hold
@@ -96,6 +97,9 @@ func (s *Service) CreateUser(ctx context.Context, email, name, role string) (*en
 	if name == "" {
 		return nil, apperr.Validation("name", "is required")
 	}
+	if v, ok := viewer.FromContext(ctx); ok && !v.Admin() {
+		return nil, apperr.PermissionDenied("only admins may create users")
+	}
 	r := user.RoleUser
 	if role != "" {
 		var err error
@@ -149,12 +153,22 @@ func (s *Service) UpdateUser(ctx context.Context, idOrEmail string, c UserChange
 			return nil, apperr.Validation("name", "must not be empty")
 		}
 	}
+	// A user (not an admin) may change their own name only; privacy shows
+	// them no one else (NOT_FOUND), and the write runs as the system.
+	write := ctx
+	if v, ok := viewer.FromContext(ctx); ok && !v.Admin() {
+		if c.Role != nil || c.Disabled != nil {
+			return nil, apperr.PermissionDenied("only admins may change a user's role or disabled")
+		}
+		write = system(ctx)
+	}
 	var out *ent.User
 	err := s.withTx(ctx, func(tx *ent.Tx) error {
 		u, err := findUser(ctx, tx, idOrEmail)
 		if err != nil {
 			return err
 		}
+		ctx := write
 		demoted := c.Role != nil && role != user.RoleAdmin && u.Role == user.RoleAdmin
 		disabled := c.Disabled != nil && *c.Disabled && !u.Disabled
 		if (demoted || disabled) && u.Role == user.RoleAdmin && !u.Disabled {
@@ -222,6 +236,22 @@ func (s *Service) forgetKeysOf(ctx context.Context, userID string) {
 	for _, id := range ids {
 		s.keys.forget(id)
 	}
+}
+
+// GetUser returns a user by id: admins any, a user themselves; anyone else
+// NOT_FOUND, as for an unknown id.
+func (s *Service) GetUser(ctx context.Context, id string) (*ent.User, error) {
+	if _, err := requireViewer(ctx); err != nil {
+		return nil, err
+	}
+	u, err := s.db.User.Query().Where(user.ID(id)).Only(ctx)
+	if ent.IsNotFound(err) {
+		return nil, apperr.NotFound("user")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get user: %w", err)
+	}
+	return u, nil
 }
 
 // findUser finds a user by id (user_…) or email: NOT_FOUND if none.
