@@ -70,6 +70,26 @@ func (_c *APIKeyCreate) SetPrefix(v string) *APIKeyCreate {
 	return _c
 }
 
+// SetLabel sets the "label" field.
+func (_c *APIKeyCreate) SetLabel(v string) *APIKeyCreate {
+	_c.mutation.SetLabel(v)
+	return _c
+}
+
+// SetNillableLabel sets the "label" field if the given value is not nil.
+func (_c *APIKeyCreate) SetNillableLabel(v *string) *APIKeyCreate {
+	if v != nil {
+		_c.SetLabel(*v)
+	}
+	return _c
+}
+
+// SetScopes sets the "scopes" field.
+func (_c *APIKeyCreate) SetScopes(v []string) *APIKeyCreate {
+	_c.mutation.SetScopes(v)
+	return _c
+}
+
 // SetLastUsedAt sets the "last_used_at" field.
 func (_c *APIKeyCreate) SetLastUsedAt(v time.Time) *APIKeyCreate {
 	_c.mutation.SetLastUsedAt(v)
@@ -84,6 +104,20 @@ func (_c *APIKeyCreate) SetNillableLastUsedAt(v *time.Time) *APIKeyCreate {
 	return _c
 }
 
+// SetExpiresAt sets the "expires_at" field.
+func (_c *APIKeyCreate) SetExpiresAt(v time.Time) *APIKeyCreate {
+	_c.mutation.SetExpiresAt(v)
+	return _c
+}
+
+// SetNillableExpiresAt sets the "expires_at" field if the given value is not nil.
+func (_c *APIKeyCreate) SetNillableExpiresAt(v *time.Time) *APIKeyCreate {
+	if v != nil {
+		_c.SetExpiresAt(*v)
+	}
+	return _c
+}
+
 // SetRevokedAt sets the "revoked_at" field.
 func (_c *APIKeyCreate) SetRevokedAt(v time.Time) *APIKeyCreate {
 	_c.mutation.SetRevokedAt(v)
@@ -94,6 +128,34 @@ func (_c *APIKeyCreate) SetRevokedAt(v time.Time) *APIKeyCreate {
 func (_c *APIKeyCreate) SetNillableRevokedAt(v *time.Time) *APIKeyCreate {
 	if v != nil {
 		_c.SetRevokedAt(*v)
+	}
+	return _c
+}
+
+// SetRateLimitPerMinute sets the "rate_limit_per_minute" field.
+func (_c *APIKeyCreate) SetRateLimitPerMinute(v int) *APIKeyCreate {
+	_c.mutation.SetRateLimitPerMinute(v)
+	return _c
+}
+
+// SetNillableRateLimitPerMinute sets the "rate_limit_per_minute" field if the given value is not nil.
+func (_c *APIKeyCreate) SetNillableRateLimitPerMinute(v *int) *APIKeyCreate {
+	if v != nil {
+		_c.SetRateLimitPerMinute(*v)
+	}
+	return _c
+}
+
+// SetRateLimitPerHour sets the "rate_limit_per_hour" field.
+func (_c *APIKeyCreate) SetRateLimitPerHour(v int) *APIKeyCreate {
+	_c.mutation.SetRateLimitPerHour(v)
+	return _c
+}
+
+// SetNillableRateLimitPerHour sets the "rate_limit_per_hour" field if the given value is not nil.
+func (_c *APIKeyCreate) SetNillableRateLimitPerHour(v *int) *APIKeyCreate {
+	if v != nil {
+		_c.SetRateLimitPerHour(*v)
 	}
 	return _c
 }
@@ -174,6 +236,14 @@ func (_c *APIKeyCreate) defaults() error {
 		v := apikey.DefaultUpdatedAt()
 		_c.mutation.SetUpdatedAt(v)
 	}
+	if _, ok := _c.mutation.Label(); !ok {
+		v := apikey.DefaultLabel
+		_c.mutation.SetLabel(v)
+	}
+	if _, ok := _c.mutation.Scopes(); !ok {
+		v := apikey.DefaultScopes
+		_c.mutation.SetScopes(v)
+	}
 	if _, ok := _c.mutation.ID(); !ok {
 		if apikey.DefaultID == nil {
 			return fmt.Errorf("ent: uninitialized apikey.DefaultID (forgotten import ent/runtime?)")
@@ -200,6 +270,12 @@ func (_c *APIKeyCreate) check() error {
 	}
 	if _, ok := _c.mutation.Prefix(); !ok {
 		return &ValidationError{Name: "prefix", err: errors.New(`ent: missing required field "APIKey.prefix"`)}
+	}
+	if _, ok := _c.mutation.Label(); !ok {
+		return &ValidationError{Name: "label", err: errors.New(`ent: missing required field "APIKey.label"`)}
+	}
+	if _, ok := _c.mutation.Scopes(); !ok {
+		return &ValidationError{Name: "scopes", err: errors.New(`ent: missing required field "APIKey.scopes"`)}
 	}
 	if v, ok := _c.mutation.ID(); ok {
 		if err := apikey.IDValidator(v); err != nil {
@@ -261,13 +337,33 @@ func (_c *APIKeyCreate) createSpec() (*APIKey, *sqlgraph.CreateSpec) {
 		_spec.SetField(apikey.FieldPrefix, field.TypeString, value)
 		_node.Prefix = value
 	}
+	if value, ok := _c.mutation.Label(); ok {
+		_spec.SetField(apikey.FieldLabel, field.TypeString, value)
+		_node.Label = value
+	}
+	if value, ok := _c.mutation.Scopes(); ok {
+		_spec.SetField(apikey.FieldScopes, field.TypeJSON, value)
+		_node.Scopes = value
+	}
 	if value, ok := _c.mutation.LastUsedAt(); ok {
 		_spec.SetField(apikey.FieldLastUsedAt, field.TypeTime, value)
 		_node.LastUsedAt = &value
 	}
+	if value, ok := _c.mutation.ExpiresAt(); ok {
+		_spec.SetField(apikey.FieldExpiresAt, field.TypeTime, value)
+		_node.ExpiresAt = &value
+	}
 	if value, ok := _c.mutation.RevokedAt(); ok {
 		_spec.SetField(apikey.FieldRevokedAt, field.TypeTime, value)
 		_node.RevokedAt = &value
+	}
+	if value, ok := _c.mutation.RateLimitPerMinute(); ok {
+		_spec.SetField(apikey.FieldRateLimitPerMinute, field.TypeInt, value)
+		_node.RateLimitPerMinute = &value
+	}
+	if value, ok := _c.mutation.RateLimitPerHour(); ok {
+		_spec.SetField(apikey.FieldRateLimitPerHour, field.TypeInt, value)
+		_node.RateLimitPerHour = &value
 	}
 	if nodes := _c.mutation.OwnerIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
@@ -350,6 +446,30 @@ func (u *APIKeyUpsert) UpdateUpdatedAt() *APIKeyUpsert {
 	return u
 }
 
+// SetLabel sets the "label" field.
+func (u *APIKeyUpsert) SetLabel(v string) *APIKeyUpsert {
+	u.Set(apikey.FieldLabel, v)
+	return u
+}
+
+// UpdateLabel sets the "label" field to the value that was provided on create.
+func (u *APIKeyUpsert) UpdateLabel() *APIKeyUpsert {
+	u.SetExcluded(apikey.FieldLabel)
+	return u
+}
+
+// SetScopes sets the "scopes" field.
+func (u *APIKeyUpsert) SetScopes(v []string) *APIKeyUpsert {
+	u.Set(apikey.FieldScopes, v)
+	return u
+}
+
+// UpdateScopes sets the "scopes" field to the value that was provided on create.
+func (u *APIKeyUpsert) UpdateScopes() *APIKeyUpsert {
+	u.SetExcluded(apikey.FieldScopes)
+	return u
+}
+
 // SetLastUsedAt sets the "last_used_at" field.
 func (u *APIKeyUpsert) SetLastUsedAt(v time.Time) *APIKeyUpsert {
 	u.Set(apikey.FieldLastUsedAt, v)
@@ -368,6 +488,24 @@ func (u *APIKeyUpsert) ClearLastUsedAt() *APIKeyUpsert {
 	return u
 }
 
+// SetExpiresAt sets the "expires_at" field.
+func (u *APIKeyUpsert) SetExpiresAt(v time.Time) *APIKeyUpsert {
+	u.Set(apikey.FieldExpiresAt, v)
+	return u
+}
+
+// UpdateExpiresAt sets the "expires_at" field to the value that was provided on create.
+func (u *APIKeyUpsert) UpdateExpiresAt() *APIKeyUpsert {
+	u.SetExcluded(apikey.FieldExpiresAt)
+	return u
+}
+
+// ClearExpiresAt clears the value of the "expires_at" field.
+func (u *APIKeyUpsert) ClearExpiresAt() *APIKeyUpsert {
+	u.SetNull(apikey.FieldExpiresAt)
+	return u
+}
+
 // SetRevokedAt sets the "revoked_at" field.
 func (u *APIKeyUpsert) SetRevokedAt(v time.Time) *APIKeyUpsert {
 	u.Set(apikey.FieldRevokedAt, v)
@@ -383,6 +521,54 @@ func (u *APIKeyUpsert) UpdateRevokedAt() *APIKeyUpsert {
 // ClearRevokedAt clears the value of the "revoked_at" field.
 func (u *APIKeyUpsert) ClearRevokedAt() *APIKeyUpsert {
 	u.SetNull(apikey.FieldRevokedAt)
+	return u
+}
+
+// SetRateLimitPerMinute sets the "rate_limit_per_minute" field.
+func (u *APIKeyUpsert) SetRateLimitPerMinute(v int) *APIKeyUpsert {
+	u.Set(apikey.FieldRateLimitPerMinute, v)
+	return u
+}
+
+// UpdateRateLimitPerMinute sets the "rate_limit_per_minute" field to the value that was provided on create.
+func (u *APIKeyUpsert) UpdateRateLimitPerMinute() *APIKeyUpsert {
+	u.SetExcluded(apikey.FieldRateLimitPerMinute)
+	return u
+}
+
+// AddRateLimitPerMinute adds v to the "rate_limit_per_minute" field.
+func (u *APIKeyUpsert) AddRateLimitPerMinute(v int) *APIKeyUpsert {
+	u.Add(apikey.FieldRateLimitPerMinute, v)
+	return u
+}
+
+// ClearRateLimitPerMinute clears the value of the "rate_limit_per_minute" field.
+func (u *APIKeyUpsert) ClearRateLimitPerMinute() *APIKeyUpsert {
+	u.SetNull(apikey.FieldRateLimitPerMinute)
+	return u
+}
+
+// SetRateLimitPerHour sets the "rate_limit_per_hour" field.
+func (u *APIKeyUpsert) SetRateLimitPerHour(v int) *APIKeyUpsert {
+	u.Set(apikey.FieldRateLimitPerHour, v)
+	return u
+}
+
+// UpdateRateLimitPerHour sets the "rate_limit_per_hour" field to the value that was provided on create.
+func (u *APIKeyUpsert) UpdateRateLimitPerHour() *APIKeyUpsert {
+	u.SetExcluded(apikey.FieldRateLimitPerHour)
+	return u
+}
+
+// AddRateLimitPerHour adds v to the "rate_limit_per_hour" field.
+func (u *APIKeyUpsert) AddRateLimitPerHour(v int) *APIKeyUpsert {
+	u.Add(apikey.FieldRateLimitPerHour, v)
+	return u
+}
+
+// ClearRateLimitPerHour clears the value of the "rate_limit_per_hour" field.
+func (u *APIKeyUpsert) ClearRateLimitPerHour() *APIKeyUpsert {
+	u.SetNull(apikey.FieldRateLimitPerHour)
 	return u
 }
 
@@ -460,6 +646,34 @@ func (u *APIKeyUpsertOne) UpdateUpdatedAt() *APIKeyUpsertOne {
 	})
 }
 
+// SetLabel sets the "label" field.
+func (u *APIKeyUpsertOne) SetLabel(v string) *APIKeyUpsertOne {
+	return u.Update(func(s *APIKeyUpsert) {
+		s.SetLabel(v)
+	})
+}
+
+// UpdateLabel sets the "label" field to the value that was provided on create.
+func (u *APIKeyUpsertOne) UpdateLabel() *APIKeyUpsertOne {
+	return u.Update(func(s *APIKeyUpsert) {
+		s.UpdateLabel()
+	})
+}
+
+// SetScopes sets the "scopes" field.
+func (u *APIKeyUpsertOne) SetScopes(v []string) *APIKeyUpsertOne {
+	return u.Update(func(s *APIKeyUpsert) {
+		s.SetScopes(v)
+	})
+}
+
+// UpdateScopes sets the "scopes" field to the value that was provided on create.
+func (u *APIKeyUpsertOne) UpdateScopes() *APIKeyUpsertOne {
+	return u.Update(func(s *APIKeyUpsert) {
+		s.UpdateScopes()
+	})
+}
+
 // SetLastUsedAt sets the "last_used_at" field.
 func (u *APIKeyUpsertOne) SetLastUsedAt(v time.Time) *APIKeyUpsertOne {
 	return u.Update(func(s *APIKeyUpsert) {
@@ -481,6 +695,27 @@ func (u *APIKeyUpsertOne) ClearLastUsedAt() *APIKeyUpsertOne {
 	})
 }
 
+// SetExpiresAt sets the "expires_at" field.
+func (u *APIKeyUpsertOne) SetExpiresAt(v time.Time) *APIKeyUpsertOne {
+	return u.Update(func(s *APIKeyUpsert) {
+		s.SetExpiresAt(v)
+	})
+}
+
+// UpdateExpiresAt sets the "expires_at" field to the value that was provided on create.
+func (u *APIKeyUpsertOne) UpdateExpiresAt() *APIKeyUpsertOne {
+	return u.Update(func(s *APIKeyUpsert) {
+		s.UpdateExpiresAt()
+	})
+}
+
+// ClearExpiresAt clears the value of the "expires_at" field.
+func (u *APIKeyUpsertOne) ClearExpiresAt() *APIKeyUpsertOne {
+	return u.Update(func(s *APIKeyUpsert) {
+		s.ClearExpiresAt()
+	})
+}
+
 // SetRevokedAt sets the "revoked_at" field.
 func (u *APIKeyUpsertOne) SetRevokedAt(v time.Time) *APIKeyUpsertOne {
 	return u.Update(func(s *APIKeyUpsert) {
@@ -499,6 +734,62 @@ func (u *APIKeyUpsertOne) UpdateRevokedAt() *APIKeyUpsertOne {
 func (u *APIKeyUpsertOne) ClearRevokedAt() *APIKeyUpsertOne {
 	return u.Update(func(s *APIKeyUpsert) {
 		s.ClearRevokedAt()
+	})
+}
+
+// SetRateLimitPerMinute sets the "rate_limit_per_minute" field.
+func (u *APIKeyUpsertOne) SetRateLimitPerMinute(v int) *APIKeyUpsertOne {
+	return u.Update(func(s *APIKeyUpsert) {
+		s.SetRateLimitPerMinute(v)
+	})
+}
+
+// AddRateLimitPerMinute adds v to the "rate_limit_per_minute" field.
+func (u *APIKeyUpsertOne) AddRateLimitPerMinute(v int) *APIKeyUpsertOne {
+	return u.Update(func(s *APIKeyUpsert) {
+		s.AddRateLimitPerMinute(v)
+	})
+}
+
+// UpdateRateLimitPerMinute sets the "rate_limit_per_minute" field to the value that was provided on create.
+func (u *APIKeyUpsertOne) UpdateRateLimitPerMinute() *APIKeyUpsertOne {
+	return u.Update(func(s *APIKeyUpsert) {
+		s.UpdateRateLimitPerMinute()
+	})
+}
+
+// ClearRateLimitPerMinute clears the value of the "rate_limit_per_minute" field.
+func (u *APIKeyUpsertOne) ClearRateLimitPerMinute() *APIKeyUpsertOne {
+	return u.Update(func(s *APIKeyUpsert) {
+		s.ClearRateLimitPerMinute()
+	})
+}
+
+// SetRateLimitPerHour sets the "rate_limit_per_hour" field.
+func (u *APIKeyUpsertOne) SetRateLimitPerHour(v int) *APIKeyUpsertOne {
+	return u.Update(func(s *APIKeyUpsert) {
+		s.SetRateLimitPerHour(v)
+	})
+}
+
+// AddRateLimitPerHour adds v to the "rate_limit_per_hour" field.
+func (u *APIKeyUpsertOne) AddRateLimitPerHour(v int) *APIKeyUpsertOne {
+	return u.Update(func(s *APIKeyUpsert) {
+		s.AddRateLimitPerHour(v)
+	})
+}
+
+// UpdateRateLimitPerHour sets the "rate_limit_per_hour" field to the value that was provided on create.
+func (u *APIKeyUpsertOne) UpdateRateLimitPerHour() *APIKeyUpsertOne {
+	return u.Update(func(s *APIKeyUpsert) {
+		s.UpdateRateLimitPerHour()
+	})
+}
+
+// ClearRateLimitPerHour clears the value of the "rate_limit_per_hour" field.
+func (u *APIKeyUpsertOne) ClearRateLimitPerHour() *APIKeyUpsertOne {
+	return u.Update(func(s *APIKeyUpsert) {
+		s.ClearRateLimitPerHour()
 	})
 }
 
@@ -743,6 +1034,34 @@ func (u *APIKeyUpsertBulk) UpdateUpdatedAt() *APIKeyUpsertBulk {
 	})
 }
 
+// SetLabel sets the "label" field.
+func (u *APIKeyUpsertBulk) SetLabel(v string) *APIKeyUpsertBulk {
+	return u.Update(func(s *APIKeyUpsert) {
+		s.SetLabel(v)
+	})
+}
+
+// UpdateLabel sets the "label" field to the value that was provided on create.
+func (u *APIKeyUpsertBulk) UpdateLabel() *APIKeyUpsertBulk {
+	return u.Update(func(s *APIKeyUpsert) {
+		s.UpdateLabel()
+	})
+}
+
+// SetScopes sets the "scopes" field.
+func (u *APIKeyUpsertBulk) SetScopes(v []string) *APIKeyUpsertBulk {
+	return u.Update(func(s *APIKeyUpsert) {
+		s.SetScopes(v)
+	})
+}
+
+// UpdateScopes sets the "scopes" field to the value that was provided on create.
+func (u *APIKeyUpsertBulk) UpdateScopes() *APIKeyUpsertBulk {
+	return u.Update(func(s *APIKeyUpsert) {
+		s.UpdateScopes()
+	})
+}
+
 // SetLastUsedAt sets the "last_used_at" field.
 func (u *APIKeyUpsertBulk) SetLastUsedAt(v time.Time) *APIKeyUpsertBulk {
 	return u.Update(func(s *APIKeyUpsert) {
@@ -764,6 +1083,27 @@ func (u *APIKeyUpsertBulk) ClearLastUsedAt() *APIKeyUpsertBulk {
 	})
 }
 
+// SetExpiresAt sets the "expires_at" field.
+func (u *APIKeyUpsertBulk) SetExpiresAt(v time.Time) *APIKeyUpsertBulk {
+	return u.Update(func(s *APIKeyUpsert) {
+		s.SetExpiresAt(v)
+	})
+}
+
+// UpdateExpiresAt sets the "expires_at" field to the value that was provided on create.
+func (u *APIKeyUpsertBulk) UpdateExpiresAt() *APIKeyUpsertBulk {
+	return u.Update(func(s *APIKeyUpsert) {
+		s.UpdateExpiresAt()
+	})
+}
+
+// ClearExpiresAt clears the value of the "expires_at" field.
+func (u *APIKeyUpsertBulk) ClearExpiresAt() *APIKeyUpsertBulk {
+	return u.Update(func(s *APIKeyUpsert) {
+		s.ClearExpiresAt()
+	})
+}
+
 // SetRevokedAt sets the "revoked_at" field.
 func (u *APIKeyUpsertBulk) SetRevokedAt(v time.Time) *APIKeyUpsertBulk {
 	return u.Update(func(s *APIKeyUpsert) {
@@ -782,6 +1122,62 @@ func (u *APIKeyUpsertBulk) UpdateRevokedAt() *APIKeyUpsertBulk {
 func (u *APIKeyUpsertBulk) ClearRevokedAt() *APIKeyUpsertBulk {
 	return u.Update(func(s *APIKeyUpsert) {
 		s.ClearRevokedAt()
+	})
+}
+
+// SetRateLimitPerMinute sets the "rate_limit_per_minute" field.
+func (u *APIKeyUpsertBulk) SetRateLimitPerMinute(v int) *APIKeyUpsertBulk {
+	return u.Update(func(s *APIKeyUpsert) {
+		s.SetRateLimitPerMinute(v)
+	})
+}
+
+// AddRateLimitPerMinute adds v to the "rate_limit_per_minute" field.
+func (u *APIKeyUpsertBulk) AddRateLimitPerMinute(v int) *APIKeyUpsertBulk {
+	return u.Update(func(s *APIKeyUpsert) {
+		s.AddRateLimitPerMinute(v)
+	})
+}
+
+// UpdateRateLimitPerMinute sets the "rate_limit_per_minute" field to the value that was provided on create.
+func (u *APIKeyUpsertBulk) UpdateRateLimitPerMinute() *APIKeyUpsertBulk {
+	return u.Update(func(s *APIKeyUpsert) {
+		s.UpdateRateLimitPerMinute()
+	})
+}
+
+// ClearRateLimitPerMinute clears the value of the "rate_limit_per_minute" field.
+func (u *APIKeyUpsertBulk) ClearRateLimitPerMinute() *APIKeyUpsertBulk {
+	return u.Update(func(s *APIKeyUpsert) {
+		s.ClearRateLimitPerMinute()
+	})
+}
+
+// SetRateLimitPerHour sets the "rate_limit_per_hour" field.
+func (u *APIKeyUpsertBulk) SetRateLimitPerHour(v int) *APIKeyUpsertBulk {
+	return u.Update(func(s *APIKeyUpsert) {
+		s.SetRateLimitPerHour(v)
+	})
+}
+
+// AddRateLimitPerHour adds v to the "rate_limit_per_hour" field.
+func (u *APIKeyUpsertBulk) AddRateLimitPerHour(v int) *APIKeyUpsertBulk {
+	return u.Update(func(s *APIKeyUpsert) {
+		s.AddRateLimitPerHour(v)
+	})
+}
+
+// UpdateRateLimitPerHour sets the "rate_limit_per_hour" field to the value that was provided on create.
+func (u *APIKeyUpsertBulk) UpdateRateLimitPerHour() *APIKeyUpsertBulk {
+	return u.Update(func(s *APIKeyUpsert) {
+		s.UpdateRateLimitPerHour()
+	})
+}
+
+// ClearRateLimitPerHour clears the value of the "rate_limit_per_hour" field.
+func (u *APIKeyUpsertBulk) ClearRateLimitPerHour() *APIKeyUpsertBulk {
+	return u.Update(func(s *APIKeyUpsert) {
+		s.ClearRateLimitPerHour()
 	})
 }
 

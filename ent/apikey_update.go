@@ -10,6 +10,7 @@ import (
 
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
+	"entgo.io/ent/dialect/sql/sqljson"
 	"entgo.io/ent/schema/field"
 	"github.com/acme/itemsvc/ent/apikey"
 	"github.com/acme/itemsvc/ent/predicate"
@@ -35,6 +36,32 @@ func (_u *APIKeyUpdate) SetUpdatedAt(v time.Time) *APIKeyUpdate {
 	return _u
 }
 
+// SetLabel sets the "label" field.
+func (_u *APIKeyUpdate) SetLabel(v string) *APIKeyUpdate {
+	_u.mutation.SetLabel(v)
+	return _u
+}
+
+// SetNillableLabel sets the "label" field if the given value is not nil.
+func (_u *APIKeyUpdate) SetNillableLabel(v *string) *APIKeyUpdate {
+	if v != nil {
+		_u.SetLabel(*v)
+	}
+	return _u
+}
+
+// SetScopes sets the "scopes" field.
+func (_u *APIKeyUpdate) SetScopes(v []string) *APIKeyUpdate {
+	_u.mutation.SetScopes(v)
+	return _u
+}
+
+// AppendScopes appends value to the "scopes" field.
+func (_u *APIKeyUpdate) AppendScopes(v []string) *APIKeyUpdate {
+	_u.mutation.AppendScopes(v)
+	return _u
+}
+
 // SetLastUsedAt sets the "last_used_at" field.
 func (_u *APIKeyUpdate) SetLastUsedAt(v time.Time) *APIKeyUpdate {
 	_u.mutation.SetLastUsedAt(v)
@@ -55,6 +82,26 @@ func (_u *APIKeyUpdate) ClearLastUsedAt() *APIKeyUpdate {
 	return _u
 }
 
+// SetExpiresAt sets the "expires_at" field.
+func (_u *APIKeyUpdate) SetExpiresAt(v time.Time) *APIKeyUpdate {
+	_u.mutation.SetExpiresAt(v)
+	return _u
+}
+
+// SetNillableExpiresAt sets the "expires_at" field if the given value is not nil.
+func (_u *APIKeyUpdate) SetNillableExpiresAt(v *time.Time) *APIKeyUpdate {
+	if v != nil {
+		_u.SetExpiresAt(*v)
+	}
+	return _u
+}
+
+// ClearExpiresAt clears the value of the "expires_at" field.
+func (_u *APIKeyUpdate) ClearExpiresAt() *APIKeyUpdate {
+	_u.mutation.ClearExpiresAt()
+	return _u
+}
+
 // SetRevokedAt sets the "revoked_at" field.
 func (_u *APIKeyUpdate) SetRevokedAt(v time.Time) *APIKeyUpdate {
 	_u.mutation.SetRevokedAt(v)
@@ -72,6 +119,60 @@ func (_u *APIKeyUpdate) SetNillableRevokedAt(v *time.Time) *APIKeyUpdate {
 // ClearRevokedAt clears the value of the "revoked_at" field.
 func (_u *APIKeyUpdate) ClearRevokedAt() *APIKeyUpdate {
 	_u.mutation.ClearRevokedAt()
+	return _u
+}
+
+// SetRateLimitPerMinute sets the "rate_limit_per_minute" field.
+func (_u *APIKeyUpdate) SetRateLimitPerMinute(v int) *APIKeyUpdate {
+	_u.mutation.ResetRateLimitPerMinute()
+	_u.mutation.SetRateLimitPerMinute(v)
+	return _u
+}
+
+// SetNillableRateLimitPerMinute sets the "rate_limit_per_minute" field if the given value is not nil.
+func (_u *APIKeyUpdate) SetNillableRateLimitPerMinute(v *int) *APIKeyUpdate {
+	if v != nil {
+		_u.SetRateLimitPerMinute(*v)
+	}
+	return _u
+}
+
+// AddRateLimitPerMinute adds value to the "rate_limit_per_minute" field.
+func (_u *APIKeyUpdate) AddRateLimitPerMinute(v int) *APIKeyUpdate {
+	_u.mutation.AddRateLimitPerMinute(v)
+	return _u
+}
+
+// ClearRateLimitPerMinute clears the value of the "rate_limit_per_minute" field.
+func (_u *APIKeyUpdate) ClearRateLimitPerMinute() *APIKeyUpdate {
+	_u.mutation.ClearRateLimitPerMinute()
+	return _u
+}
+
+// SetRateLimitPerHour sets the "rate_limit_per_hour" field.
+func (_u *APIKeyUpdate) SetRateLimitPerHour(v int) *APIKeyUpdate {
+	_u.mutation.ResetRateLimitPerHour()
+	_u.mutation.SetRateLimitPerHour(v)
+	return _u
+}
+
+// SetNillableRateLimitPerHour sets the "rate_limit_per_hour" field if the given value is not nil.
+func (_u *APIKeyUpdate) SetNillableRateLimitPerHour(v *int) *APIKeyUpdate {
+	if v != nil {
+		_u.SetRateLimitPerHour(*v)
+	}
+	return _u
+}
+
+// AddRateLimitPerHour adds value to the "rate_limit_per_hour" field.
+func (_u *APIKeyUpdate) AddRateLimitPerHour(v int) *APIKeyUpdate {
+	_u.mutation.AddRateLimitPerHour(v)
+	return _u
+}
+
+// ClearRateLimitPerHour clears the value of the "rate_limit_per_hour" field.
+func (_u *APIKeyUpdate) ClearRateLimitPerHour() *APIKeyUpdate {
+	_u.mutation.ClearRateLimitPerHour()
 	return _u
 }
 
@@ -151,17 +252,52 @@ func (_u *APIKeyUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if value, ok := _u.mutation.UpdatedAt(); ok {
 		_spec.SetField(apikey.FieldUpdatedAt, field.TypeTime, value)
 	}
+	if value, ok := _u.mutation.Label(); ok {
+		_spec.SetField(apikey.FieldLabel, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.Scopes(); ok {
+		_spec.SetField(apikey.FieldScopes, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedScopes(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, apikey.FieldScopes, value)
+		})
+	}
 	if value, ok := _u.mutation.LastUsedAt(); ok {
 		_spec.SetField(apikey.FieldLastUsedAt, field.TypeTime, value)
 	}
 	if _u.mutation.LastUsedAtCleared() {
 		_spec.ClearField(apikey.FieldLastUsedAt, field.TypeTime)
 	}
+	if value, ok := _u.mutation.ExpiresAt(); ok {
+		_spec.SetField(apikey.FieldExpiresAt, field.TypeTime, value)
+	}
+	if _u.mutation.ExpiresAtCleared() {
+		_spec.ClearField(apikey.FieldExpiresAt, field.TypeTime)
+	}
 	if value, ok := _u.mutation.RevokedAt(); ok {
 		_spec.SetField(apikey.FieldRevokedAt, field.TypeTime, value)
 	}
 	if _u.mutation.RevokedAtCleared() {
 		_spec.ClearField(apikey.FieldRevokedAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.RateLimitPerMinute(); ok {
+		_spec.SetField(apikey.FieldRateLimitPerMinute, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedRateLimitPerMinute(); ok {
+		_spec.AddField(apikey.FieldRateLimitPerMinute, field.TypeInt, value)
+	}
+	if _u.mutation.RateLimitPerMinuteCleared() {
+		_spec.ClearField(apikey.FieldRateLimitPerMinute, field.TypeInt)
+	}
+	if value, ok := _u.mutation.RateLimitPerHour(); ok {
+		_spec.SetField(apikey.FieldRateLimitPerHour, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedRateLimitPerHour(); ok {
+		_spec.AddField(apikey.FieldRateLimitPerHour, field.TypeInt, value)
+	}
+	if _u.mutation.RateLimitPerHourCleared() {
+		_spec.ClearField(apikey.FieldRateLimitPerHour, field.TypeInt)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
@@ -191,6 +327,32 @@ func (_u *APIKeyUpdateOne) SetUpdatedAt(v time.Time) *APIKeyUpdateOne {
 	return _u
 }
 
+// SetLabel sets the "label" field.
+func (_u *APIKeyUpdateOne) SetLabel(v string) *APIKeyUpdateOne {
+	_u.mutation.SetLabel(v)
+	return _u
+}
+
+// SetNillableLabel sets the "label" field if the given value is not nil.
+func (_u *APIKeyUpdateOne) SetNillableLabel(v *string) *APIKeyUpdateOne {
+	if v != nil {
+		_u.SetLabel(*v)
+	}
+	return _u
+}
+
+// SetScopes sets the "scopes" field.
+func (_u *APIKeyUpdateOne) SetScopes(v []string) *APIKeyUpdateOne {
+	_u.mutation.SetScopes(v)
+	return _u
+}
+
+// AppendScopes appends value to the "scopes" field.
+func (_u *APIKeyUpdateOne) AppendScopes(v []string) *APIKeyUpdateOne {
+	_u.mutation.AppendScopes(v)
+	return _u
+}
+
 // SetLastUsedAt sets the "last_used_at" field.
 func (_u *APIKeyUpdateOne) SetLastUsedAt(v time.Time) *APIKeyUpdateOne {
 	_u.mutation.SetLastUsedAt(v)
@@ -211,6 +373,26 @@ func (_u *APIKeyUpdateOne) ClearLastUsedAt() *APIKeyUpdateOne {
 	return _u
 }
 
+// SetExpiresAt sets the "expires_at" field.
+func (_u *APIKeyUpdateOne) SetExpiresAt(v time.Time) *APIKeyUpdateOne {
+	_u.mutation.SetExpiresAt(v)
+	return _u
+}
+
+// SetNillableExpiresAt sets the "expires_at" field if the given value is not nil.
+func (_u *APIKeyUpdateOne) SetNillableExpiresAt(v *time.Time) *APIKeyUpdateOne {
+	if v != nil {
+		_u.SetExpiresAt(*v)
+	}
+	return _u
+}
+
+// ClearExpiresAt clears the value of the "expires_at" field.
+func (_u *APIKeyUpdateOne) ClearExpiresAt() *APIKeyUpdateOne {
+	_u.mutation.ClearExpiresAt()
+	return _u
+}
+
 // SetRevokedAt sets the "revoked_at" field.
 func (_u *APIKeyUpdateOne) SetRevokedAt(v time.Time) *APIKeyUpdateOne {
 	_u.mutation.SetRevokedAt(v)
@@ -228,6 +410,60 @@ func (_u *APIKeyUpdateOne) SetNillableRevokedAt(v *time.Time) *APIKeyUpdateOne {
 // ClearRevokedAt clears the value of the "revoked_at" field.
 func (_u *APIKeyUpdateOne) ClearRevokedAt() *APIKeyUpdateOne {
 	_u.mutation.ClearRevokedAt()
+	return _u
+}
+
+// SetRateLimitPerMinute sets the "rate_limit_per_minute" field.
+func (_u *APIKeyUpdateOne) SetRateLimitPerMinute(v int) *APIKeyUpdateOne {
+	_u.mutation.ResetRateLimitPerMinute()
+	_u.mutation.SetRateLimitPerMinute(v)
+	return _u
+}
+
+// SetNillableRateLimitPerMinute sets the "rate_limit_per_minute" field if the given value is not nil.
+func (_u *APIKeyUpdateOne) SetNillableRateLimitPerMinute(v *int) *APIKeyUpdateOne {
+	if v != nil {
+		_u.SetRateLimitPerMinute(*v)
+	}
+	return _u
+}
+
+// AddRateLimitPerMinute adds value to the "rate_limit_per_minute" field.
+func (_u *APIKeyUpdateOne) AddRateLimitPerMinute(v int) *APIKeyUpdateOne {
+	_u.mutation.AddRateLimitPerMinute(v)
+	return _u
+}
+
+// ClearRateLimitPerMinute clears the value of the "rate_limit_per_minute" field.
+func (_u *APIKeyUpdateOne) ClearRateLimitPerMinute() *APIKeyUpdateOne {
+	_u.mutation.ClearRateLimitPerMinute()
+	return _u
+}
+
+// SetRateLimitPerHour sets the "rate_limit_per_hour" field.
+func (_u *APIKeyUpdateOne) SetRateLimitPerHour(v int) *APIKeyUpdateOne {
+	_u.mutation.ResetRateLimitPerHour()
+	_u.mutation.SetRateLimitPerHour(v)
+	return _u
+}
+
+// SetNillableRateLimitPerHour sets the "rate_limit_per_hour" field if the given value is not nil.
+func (_u *APIKeyUpdateOne) SetNillableRateLimitPerHour(v *int) *APIKeyUpdateOne {
+	if v != nil {
+		_u.SetRateLimitPerHour(*v)
+	}
+	return _u
+}
+
+// AddRateLimitPerHour adds value to the "rate_limit_per_hour" field.
+func (_u *APIKeyUpdateOne) AddRateLimitPerHour(v int) *APIKeyUpdateOne {
+	_u.mutation.AddRateLimitPerHour(v)
+	return _u
+}
+
+// ClearRateLimitPerHour clears the value of the "rate_limit_per_hour" field.
+func (_u *APIKeyUpdateOne) ClearRateLimitPerHour() *APIKeyUpdateOne {
+	_u.mutation.ClearRateLimitPerHour()
 	return _u
 }
 
@@ -337,17 +573,52 @@ func (_u *APIKeyUpdateOne) sqlSave(ctx context.Context) (_node *APIKey, err erro
 	if value, ok := _u.mutation.UpdatedAt(); ok {
 		_spec.SetField(apikey.FieldUpdatedAt, field.TypeTime, value)
 	}
+	if value, ok := _u.mutation.Label(); ok {
+		_spec.SetField(apikey.FieldLabel, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.Scopes(); ok {
+		_spec.SetField(apikey.FieldScopes, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedScopes(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, apikey.FieldScopes, value)
+		})
+	}
 	if value, ok := _u.mutation.LastUsedAt(); ok {
 		_spec.SetField(apikey.FieldLastUsedAt, field.TypeTime, value)
 	}
 	if _u.mutation.LastUsedAtCleared() {
 		_spec.ClearField(apikey.FieldLastUsedAt, field.TypeTime)
 	}
+	if value, ok := _u.mutation.ExpiresAt(); ok {
+		_spec.SetField(apikey.FieldExpiresAt, field.TypeTime, value)
+	}
+	if _u.mutation.ExpiresAtCleared() {
+		_spec.ClearField(apikey.FieldExpiresAt, field.TypeTime)
+	}
 	if value, ok := _u.mutation.RevokedAt(); ok {
 		_spec.SetField(apikey.FieldRevokedAt, field.TypeTime, value)
 	}
 	if _u.mutation.RevokedAtCleared() {
 		_spec.ClearField(apikey.FieldRevokedAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.RateLimitPerMinute(); ok {
+		_spec.SetField(apikey.FieldRateLimitPerMinute, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedRateLimitPerMinute(); ok {
+		_spec.AddField(apikey.FieldRateLimitPerMinute, field.TypeInt, value)
+	}
+	if _u.mutation.RateLimitPerMinuteCleared() {
+		_spec.ClearField(apikey.FieldRateLimitPerMinute, field.TypeInt)
+	}
+	if value, ok := _u.mutation.RateLimitPerHour(); ok {
+		_spec.SetField(apikey.FieldRateLimitPerHour, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedRateLimitPerHour(); ok {
+		_spec.AddField(apikey.FieldRateLimitPerHour, field.TypeInt, value)
+	}
+	if _u.mutation.RateLimitPerHourCleared() {
+		_spec.ClearField(apikey.FieldRateLimitPerHour, field.TypeInt)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	_node = &APIKey{config: _u.config}

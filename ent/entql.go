@@ -35,13 +35,18 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 		Type: "APIKey",
 		Fields: map[string]*sqlgraph.FieldSpec{
-			apikey.FieldCreatedAt:  {Type: field.TypeTime, Column: apikey.FieldCreatedAt},
-			apikey.FieldUpdatedAt:  {Type: field.TypeTime, Column: apikey.FieldUpdatedAt},
-			apikey.FieldUserID:     {Type: field.TypeString, Column: apikey.FieldUserID},
-			apikey.FieldKeyHash:    {Type: field.TypeString, Column: apikey.FieldKeyHash},
-			apikey.FieldPrefix:     {Type: field.TypeString, Column: apikey.FieldPrefix},
-			apikey.FieldLastUsedAt: {Type: field.TypeTime, Column: apikey.FieldLastUsedAt},
-			apikey.FieldRevokedAt:  {Type: field.TypeTime, Column: apikey.FieldRevokedAt},
+			apikey.FieldCreatedAt:          {Type: field.TypeTime, Column: apikey.FieldCreatedAt},
+			apikey.FieldUpdatedAt:          {Type: field.TypeTime, Column: apikey.FieldUpdatedAt},
+			apikey.FieldUserID:             {Type: field.TypeString, Column: apikey.FieldUserID},
+			apikey.FieldKeyHash:            {Type: field.TypeString, Column: apikey.FieldKeyHash},
+			apikey.FieldPrefix:             {Type: field.TypeString, Column: apikey.FieldPrefix},
+			apikey.FieldLabel:              {Type: field.TypeString, Column: apikey.FieldLabel},
+			apikey.FieldScopes:             {Type: field.TypeJSON, Column: apikey.FieldScopes},
+			apikey.FieldLastUsedAt:         {Type: field.TypeTime, Column: apikey.FieldLastUsedAt},
+			apikey.FieldExpiresAt:          {Type: field.TypeTime, Column: apikey.FieldExpiresAt},
+			apikey.FieldRevokedAt:          {Type: field.TypeTime, Column: apikey.FieldRevokedAt},
+			apikey.FieldRateLimitPerMinute: {Type: field.TypeInt, Column: apikey.FieldRateLimitPerMinute},
+			apikey.FieldRateLimitPerHour:   {Type: field.TypeInt, Column: apikey.FieldRateLimitPerHour},
 		},
 	}
 	graph.Nodes[1] = &sqlgraph.Node{
@@ -205,6 +210,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			user.FieldEmail:     {Type: field.TypeString, Column: user.FieldEmail},
 			user.FieldName:      {Type: field.TypeString, Column: user.FieldName},
 			user.FieldRole:      {Type: field.TypeEnum, Column: user.FieldRole},
+			user.FieldDisabled:  {Type: field.TypeBool, Column: user.FieldDisabled},
 		},
 	}
 	graph.Nodes[9] = &sqlgraph.Node{
@@ -450,14 +456,39 @@ func (f *APIKeyFilter) WherePrefix(p entql.StringP) {
 	f.Where(p.Field(apikey.FieldPrefix))
 }
 
+// WhereLabel applies the entql string predicate on the label field.
+func (f *APIKeyFilter) WhereLabel(p entql.StringP) {
+	f.Where(p.Field(apikey.FieldLabel))
+}
+
+// WhereScopes applies the entql json.RawMessage predicate on the scopes field.
+func (f *APIKeyFilter) WhereScopes(p entql.BytesP) {
+	f.Where(p.Field(apikey.FieldScopes))
+}
+
 // WhereLastUsedAt applies the entql time.Time predicate on the last_used_at field.
 func (f *APIKeyFilter) WhereLastUsedAt(p entql.TimeP) {
 	f.Where(p.Field(apikey.FieldLastUsedAt))
 }
 
+// WhereExpiresAt applies the entql time.Time predicate on the expires_at field.
+func (f *APIKeyFilter) WhereExpiresAt(p entql.TimeP) {
+	f.Where(p.Field(apikey.FieldExpiresAt))
+}
+
 // WhereRevokedAt applies the entql time.Time predicate on the revoked_at field.
 func (f *APIKeyFilter) WhereRevokedAt(p entql.TimeP) {
 	f.Where(p.Field(apikey.FieldRevokedAt))
+}
+
+// WhereRateLimitPerMinute applies the entql int predicate on the rate_limit_per_minute field.
+func (f *APIKeyFilter) WhereRateLimitPerMinute(p entql.IntP) {
+	f.Where(p.Field(apikey.FieldRateLimitPerMinute))
+}
+
+// WhereRateLimitPerHour applies the entql int predicate on the rate_limit_per_hour field.
+func (f *APIKeyFilter) WhereRateLimitPerHour(p entql.IntP) {
+	f.Where(p.Field(apikey.FieldRateLimitPerHour))
 }
 
 // WhereHasOwner applies a predicate to check if query has an edge owner.
@@ -1171,6 +1202,11 @@ func (f *UserFilter) WhereName(p entql.StringP) {
 // WhereRole applies the entql string predicate on the role field.
 func (f *UserFilter) WhereRole(p entql.StringP) {
 	f.Where(p.Field(user.FieldRole))
+}
+
+// WhereDisabled applies the entql bool predicate on the disabled field.
+func (f *UserFilter) WhereDisabled(p entql.BoolP) {
+	f.Where(p.Field(user.FieldDisabled))
 }
 
 // WhereHasItems applies a predicate to check if query has an edge items.

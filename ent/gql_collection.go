@@ -278,6 +278,11 @@ func (_q *UserQuery) collectField(ctx context.Context, oneNode bool, opCtx *grap
 				selectedFields = append(selectedFields, user.FieldRole)
 				fieldSeen[user.FieldRole] = struct{}{}
 			}
+		case "disabled":
+			if _, ok := fieldSeen[user.FieldDisabled]; !ok {
+				selectedFields = append(selectedFields, user.FieldDisabled)
+				fieldSeen[user.FieldDisabled] = struct{}{}
+			}
 		case "id":
 		case "__typename":
 		default:

@@ -489,6 +489,10 @@ type UserWhereInput struct {
 	RoleIn    []user.Role `json:"roleIn,omitempty"`
 	RoleNotIn []user.Role `json:"roleNotIn,omitempty"`
 
+	// "disabled" field predicates.
+	Disabled    *bool `json:"disabled,omitempty"`
+	DisabledNEQ *bool `json:"disabledNEQ,omitempty"`
+
 	// "items" edge predicates.
 	HasItems     *bool             `json:"hasItems,omitempty"`
 	HasItemsWith []*ItemWhereInput `json:"hasItemsWith,omitempty"`
@@ -732,6 +736,12 @@ func (i *UserWhereInput) P() (predicate.User, error) {
 	}
 	if len(i.RoleNotIn) > 0 {
 		predicates = append(predicates, user.RoleNotIn(i.RoleNotIn...))
+	}
+	if i.Disabled != nil {
+		predicates = append(predicates, user.DisabledEQ(*i.Disabled))
+	}
+	if i.DisabledNEQ != nil {
+		predicates = append(predicates, user.DisabledNEQ(*i.DisabledNEQ))
 	}
 
 	if i.HasItems != nil {

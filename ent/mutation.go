@@ -48,21 +48,29 @@ const (
 // APIKeyMutation represents an operation that mutates the APIKey nodes in the graph.
 type APIKeyMutation struct {
 	config
-	op            Op
-	typ           string
-	id            *string
-	created_at    *time.Time
-	updated_at    *time.Time
-	key_hash      *string
-	prefix        *string
-	last_used_at  *time.Time
-	revoked_at    *time.Time
-	clearedFields map[string]struct{}
-	owner         *string
-	clearedowner  bool
-	done          bool
-	oldValue      func(context.Context) (*APIKey, error)
-	predicates    []predicate.APIKey
+	op                       Op
+	typ                      string
+	id                       *string
+	created_at               *time.Time
+	updated_at               *time.Time
+	key_hash                 *string
+	prefix                   *string
+	label                    *string
+	scopes                   *[]string
+	appendscopes             []string
+	last_used_at             *time.Time
+	expires_at               *time.Time
+	revoked_at               *time.Time
+	rate_limit_per_minute    *int
+	addrate_limit_per_minute *int
+	rate_limit_per_hour      *int
+	addrate_limit_per_hour   *int
+	clearedFields            map[string]struct{}
+	owner                    *string
+	clearedowner             bool
+	done                     bool
+	oldValue                 func(context.Context) (*APIKey, error)
+	predicates               []predicate.APIKey
 }
 
 var _ ent.Mutation = (*APIKeyMutation)(nil)
@@ -349,6 +357,93 @@ func (m *APIKeyMutation) ResetPrefix() {
 	m.prefix = nil
 }
 
+// SetLabel sets the "label" field.
+func (m *APIKeyMutation) SetLabel(s string) {
+	m.label = &s
+}
+
+// Label returns the value of the "label" field in the mutation.
+func (m *APIKeyMutation) Label() (r string, exists bool) {
+	v := m.label
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLabel returns the old "label" field's value of the APIKey entity.
+// If the APIKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *APIKeyMutation) OldLabel(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLabel is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLabel requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLabel: %w", err)
+	}
+	return oldValue.Label, nil
+}
+
+// ResetLabel resets all changes to the "label" field.
+func (m *APIKeyMutation) ResetLabel() {
+	m.label = nil
+}
+
+// SetScopes sets the "scopes" field.
+func (m *APIKeyMutation) SetScopes(s []string) {
+	m.scopes = &s
+	m.appendscopes = nil
+}
+
+// Scopes returns the value of the "scopes" field in the mutation.
+func (m *APIKeyMutation) Scopes() (r []string, exists bool) {
+	v := m.scopes
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldScopes returns the old "scopes" field's value of the APIKey entity.
+// If the APIKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *APIKeyMutation) OldScopes(ctx context.Context) (v []string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldScopes is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldScopes requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldScopes: %w", err)
+	}
+	return oldValue.Scopes, nil
+}
+
+// AppendScopes adds s to the "scopes" field.
+func (m *APIKeyMutation) AppendScopes(s []string) {
+	m.appendscopes = append(m.appendscopes, s...)
+}
+
+// AppendedScopes returns the list of values that were appended to the "scopes" field in this mutation.
+func (m *APIKeyMutation) AppendedScopes() ([]string, bool) {
+	if len(m.appendscopes) == 0 {
+		return nil, false
+	}
+	return m.appendscopes, true
+}
+
+// ResetScopes resets all changes to the "scopes" field.
+func (m *APIKeyMutation) ResetScopes() {
+	m.scopes = nil
+	m.appendscopes = nil
+}
+
 // SetLastUsedAt sets the "last_used_at" field.
 func (m *APIKeyMutation) SetLastUsedAt(t time.Time) {
 	m.last_used_at = &t
@@ -398,6 +493,55 @@ func (m *APIKeyMutation) ResetLastUsedAt() {
 	delete(m.clearedFields, apikey.FieldLastUsedAt)
 }
 
+// SetExpiresAt sets the "expires_at" field.
+func (m *APIKeyMutation) SetExpiresAt(t time.Time) {
+	m.expires_at = &t
+}
+
+// ExpiresAt returns the value of the "expires_at" field in the mutation.
+func (m *APIKeyMutation) ExpiresAt() (r time.Time, exists bool) {
+	v := m.expires_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldExpiresAt returns the old "expires_at" field's value of the APIKey entity.
+// If the APIKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *APIKeyMutation) OldExpiresAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldExpiresAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldExpiresAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldExpiresAt: %w", err)
+	}
+	return oldValue.ExpiresAt, nil
+}
+
+// ClearExpiresAt clears the value of the "expires_at" field.
+func (m *APIKeyMutation) ClearExpiresAt() {
+	m.expires_at = nil
+	m.clearedFields[apikey.FieldExpiresAt] = struct{}{}
+}
+
+// ExpiresAtCleared returns if the "expires_at" field was cleared in this mutation.
+func (m *APIKeyMutation) ExpiresAtCleared() bool {
+	_, ok := m.clearedFields[apikey.FieldExpiresAt]
+	return ok
+}
+
+// ResetExpiresAt resets all changes to the "expires_at" field.
+func (m *APIKeyMutation) ResetExpiresAt() {
+	m.expires_at = nil
+	delete(m.clearedFields, apikey.FieldExpiresAt)
+}
+
 // SetRevokedAt sets the "revoked_at" field.
 func (m *APIKeyMutation) SetRevokedAt(t time.Time) {
 	m.revoked_at = &t
@@ -445,6 +589,146 @@ func (m *APIKeyMutation) RevokedAtCleared() bool {
 func (m *APIKeyMutation) ResetRevokedAt() {
 	m.revoked_at = nil
 	delete(m.clearedFields, apikey.FieldRevokedAt)
+}
+
+// SetRateLimitPerMinute sets the "rate_limit_per_minute" field.
+func (m *APIKeyMutation) SetRateLimitPerMinute(i int) {
+	m.rate_limit_per_minute = &i
+	m.addrate_limit_per_minute = nil
+}
+
+// RateLimitPerMinute returns the value of the "rate_limit_per_minute" field in the mutation.
+func (m *APIKeyMutation) RateLimitPerMinute() (r int, exists bool) {
+	v := m.rate_limit_per_minute
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRateLimitPerMinute returns the old "rate_limit_per_minute" field's value of the APIKey entity.
+// If the APIKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *APIKeyMutation) OldRateLimitPerMinute(ctx context.Context) (v *int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRateLimitPerMinute is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRateLimitPerMinute requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRateLimitPerMinute: %w", err)
+	}
+	return oldValue.RateLimitPerMinute, nil
+}
+
+// AddRateLimitPerMinute adds i to the "rate_limit_per_minute" field.
+func (m *APIKeyMutation) AddRateLimitPerMinute(i int) {
+	if m.addrate_limit_per_minute != nil {
+		*m.addrate_limit_per_minute += i
+	} else {
+		m.addrate_limit_per_minute = &i
+	}
+}
+
+// AddedRateLimitPerMinute returns the value that was added to the "rate_limit_per_minute" field in this mutation.
+func (m *APIKeyMutation) AddedRateLimitPerMinute() (r int, exists bool) {
+	v := m.addrate_limit_per_minute
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearRateLimitPerMinute clears the value of the "rate_limit_per_minute" field.
+func (m *APIKeyMutation) ClearRateLimitPerMinute() {
+	m.rate_limit_per_minute = nil
+	m.addrate_limit_per_minute = nil
+	m.clearedFields[apikey.FieldRateLimitPerMinute] = struct{}{}
+}
+
+// RateLimitPerMinuteCleared returns if the "rate_limit_per_minute" field was cleared in this mutation.
+func (m *APIKeyMutation) RateLimitPerMinuteCleared() bool {
+	_, ok := m.clearedFields[apikey.FieldRateLimitPerMinute]
+	return ok
+}
+
+// ResetRateLimitPerMinute resets all changes to the "rate_limit_per_minute" field.
+func (m *APIKeyMutation) ResetRateLimitPerMinute() {
+	m.rate_limit_per_minute = nil
+	m.addrate_limit_per_minute = nil
+	delete(m.clearedFields, apikey.FieldRateLimitPerMinute)
+}
+
+// SetRateLimitPerHour sets the "rate_limit_per_hour" field.
+func (m *APIKeyMutation) SetRateLimitPerHour(i int) {
+	m.rate_limit_per_hour = &i
+	m.addrate_limit_per_hour = nil
+}
+
+// RateLimitPerHour returns the value of the "rate_limit_per_hour" field in the mutation.
+func (m *APIKeyMutation) RateLimitPerHour() (r int, exists bool) {
+	v := m.rate_limit_per_hour
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRateLimitPerHour returns the old "rate_limit_per_hour" field's value of the APIKey entity.
+// If the APIKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *APIKeyMutation) OldRateLimitPerHour(ctx context.Context) (v *int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRateLimitPerHour is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRateLimitPerHour requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRateLimitPerHour: %w", err)
+	}
+	return oldValue.RateLimitPerHour, nil
+}
+
+// AddRateLimitPerHour adds i to the "rate_limit_per_hour" field.
+func (m *APIKeyMutation) AddRateLimitPerHour(i int) {
+	if m.addrate_limit_per_hour != nil {
+		*m.addrate_limit_per_hour += i
+	} else {
+		m.addrate_limit_per_hour = &i
+	}
+}
+
+// AddedRateLimitPerHour returns the value that was added to the "rate_limit_per_hour" field in this mutation.
+func (m *APIKeyMutation) AddedRateLimitPerHour() (r int, exists bool) {
+	v := m.addrate_limit_per_hour
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearRateLimitPerHour clears the value of the "rate_limit_per_hour" field.
+func (m *APIKeyMutation) ClearRateLimitPerHour() {
+	m.rate_limit_per_hour = nil
+	m.addrate_limit_per_hour = nil
+	m.clearedFields[apikey.FieldRateLimitPerHour] = struct{}{}
+}
+
+// RateLimitPerHourCleared returns if the "rate_limit_per_hour" field was cleared in this mutation.
+func (m *APIKeyMutation) RateLimitPerHourCleared() bool {
+	_, ok := m.clearedFields[apikey.FieldRateLimitPerHour]
+	return ok
+}
+
+// ResetRateLimitPerHour resets all changes to the "rate_limit_per_hour" field.
+func (m *APIKeyMutation) ResetRateLimitPerHour() {
+	m.rate_limit_per_hour = nil
+	m.addrate_limit_per_hour = nil
+	delete(m.clearedFields, apikey.FieldRateLimitPerHour)
 }
 
 // SetOwnerID sets the "owner" edge to the User entity by id.
@@ -521,7 +805,7 @@ func (m *APIKeyMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *APIKeyMutation) Fields() []string {
-	fields := make([]string, 0, 7)
+	fields := make([]string, 0, 12)
 	if m.created_at != nil {
 		fields = append(fields, apikey.FieldCreatedAt)
 	}
@@ -537,11 +821,26 @@ func (m *APIKeyMutation) Fields() []string {
 	if m.prefix != nil {
 		fields = append(fields, apikey.FieldPrefix)
 	}
+	if m.label != nil {
+		fields = append(fields, apikey.FieldLabel)
+	}
+	if m.scopes != nil {
+		fields = append(fields, apikey.FieldScopes)
+	}
 	if m.last_used_at != nil {
 		fields = append(fields, apikey.FieldLastUsedAt)
 	}
+	if m.expires_at != nil {
+		fields = append(fields, apikey.FieldExpiresAt)
+	}
 	if m.revoked_at != nil {
 		fields = append(fields, apikey.FieldRevokedAt)
+	}
+	if m.rate_limit_per_minute != nil {
+		fields = append(fields, apikey.FieldRateLimitPerMinute)
+	}
+	if m.rate_limit_per_hour != nil {
+		fields = append(fields, apikey.FieldRateLimitPerHour)
 	}
 	return fields
 }
@@ -561,10 +860,20 @@ func (m *APIKeyMutation) Field(name string) (ent.Value, bool) {
 		return m.KeyHash()
 	case apikey.FieldPrefix:
 		return m.Prefix()
+	case apikey.FieldLabel:
+		return m.Label()
+	case apikey.FieldScopes:
+		return m.Scopes()
 	case apikey.FieldLastUsedAt:
 		return m.LastUsedAt()
+	case apikey.FieldExpiresAt:
+		return m.ExpiresAt()
 	case apikey.FieldRevokedAt:
 		return m.RevokedAt()
+	case apikey.FieldRateLimitPerMinute:
+		return m.RateLimitPerMinute()
+	case apikey.FieldRateLimitPerHour:
+		return m.RateLimitPerHour()
 	}
 	return nil, false
 }
@@ -584,10 +893,20 @@ func (m *APIKeyMutation) OldField(ctx context.Context, name string) (ent.Value, 
 		return m.OldKeyHash(ctx)
 	case apikey.FieldPrefix:
 		return m.OldPrefix(ctx)
+	case apikey.FieldLabel:
+		return m.OldLabel(ctx)
+	case apikey.FieldScopes:
+		return m.OldScopes(ctx)
 	case apikey.FieldLastUsedAt:
 		return m.OldLastUsedAt(ctx)
+	case apikey.FieldExpiresAt:
+		return m.OldExpiresAt(ctx)
 	case apikey.FieldRevokedAt:
 		return m.OldRevokedAt(ctx)
+	case apikey.FieldRateLimitPerMinute:
+		return m.OldRateLimitPerMinute(ctx)
+	case apikey.FieldRateLimitPerHour:
+		return m.OldRateLimitPerHour(ctx)
 	}
 	return nil, fmt.Errorf("unknown APIKey field %s", name)
 }
@@ -632,12 +951,33 @@ func (m *APIKeyMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetPrefix(v)
 		return nil
+	case apikey.FieldLabel:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLabel(v)
+		return nil
+	case apikey.FieldScopes:
+		v, ok := value.([]string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetScopes(v)
+		return nil
 	case apikey.FieldLastUsedAt:
 		v, ok := value.(time.Time)
 		if !ok {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetLastUsedAt(v)
+		return nil
+	case apikey.FieldExpiresAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetExpiresAt(v)
 		return nil
 	case apikey.FieldRevokedAt:
 		v, ok := value.(time.Time)
@@ -646,6 +986,20 @@ func (m *APIKeyMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetRevokedAt(v)
 		return nil
+	case apikey.FieldRateLimitPerMinute:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRateLimitPerMinute(v)
+		return nil
+	case apikey.FieldRateLimitPerHour:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRateLimitPerHour(v)
+		return nil
 	}
 	return fmt.Errorf("unknown APIKey field %s", name)
 }
@@ -653,13 +1007,26 @@ func (m *APIKeyMutation) SetField(name string, value ent.Value) error {
 // AddedFields returns all numeric fields that were incremented/decremented during
 // this mutation.
 func (m *APIKeyMutation) AddedFields() []string {
-	return nil
+	var fields []string
+	if m.addrate_limit_per_minute != nil {
+		fields = append(fields, apikey.FieldRateLimitPerMinute)
+	}
+	if m.addrate_limit_per_hour != nil {
+		fields = append(fields, apikey.FieldRateLimitPerHour)
+	}
+	return fields
 }
 
 // AddedField returns the numeric value that was incremented/decremented on a field
 // with the given name. The second boolean return value indicates that this field
 // was not set, or was not defined in the schema.
 func (m *APIKeyMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case apikey.FieldRateLimitPerMinute:
+		return m.AddedRateLimitPerMinute()
+	case apikey.FieldRateLimitPerHour:
+		return m.AddedRateLimitPerHour()
+	}
 	return nil, false
 }
 
@@ -668,6 +1035,20 @@ func (m *APIKeyMutation) AddedField(name string) (ent.Value, bool) {
 // type.
 func (m *APIKeyMutation) AddField(name string, value ent.Value) error {
 	switch name {
+	case apikey.FieldRateLimitPerMinute:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddRateLimitPerMinute(v)
+		return nil
+	case apikey.FieldRateLimitPerHour:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddRateLimitPerHour(v)
+		return nil
 	}
 	return fmt.Errorf("unknown APIKey numeric field %s", name)
 }
@@ -679,8 +1060,17 @@ func (m *APIKeyMutation) ClearedFields() []string {
 	if m.FieldCleared(apikey.FieldLastUsedAt) {
 		fields = append(fields, apikey.FieldLastUsedAt)
 	}
+	if m.FieldCleared(apikey.FieldExpiresAt) {
+		fields = append(fields, apikey.FieldExpiresAt)
+	}
 	if m.FieldCleared(apikey.FieldRevokedAt) {
 		fields = append(fields, apikey.FieldRevokedAt)
+	}
+	if m.FieldCleared(apikey.FieldRateLimitPerMinute) {
+		fields = append(fields, apikey.FieldRateLimitPerMinute)
+	}
+	if m.FieldCleared(apikey.FieldRateLimitPerHour) {
+		fields = append(fields, apikey.FieldRateLimitPerHour)
 	}
 	return fields
 }
@@ -699,8 +1089,17 @@ func (m *APIKeyMutation) ClearField(name string) error {
 	case apikey.FieldLastUsedAt:
 		m.ClearLastUsedAt()
 		return nil
+	case apikey.FieldExpiresAt:
+		m.ClearExpiresAt()
+		return nil
 	case apikey.FieldRevokedAt:
 		m.ClearRevokedAt()
+		return nil
+	case apikey.FieldRateLimitPerMinute:
+		m.ClearRateLimitPerMinute()
+		return nil
+	case apikey.FieldRateLimitPerHour:
+		m.ClearRateLimitPerHour()
 		return nil
 	}
 	return fmt.Errorf("unknown APIKey nullable field %s", name)
@@ -725,11 +1124,26 @@ func (m *APIKeyMutation) ResetField(name string) error {
 	case apikey.FieldPrefix:
 		m.ResetPrefix()
 		return nil
+	case apikey.FieldLabel:
+		m.ResetLabel()
+		return nil
+	case apikey.FieldScopes:
+		m.ResetScopes()
+		return nil
 	case apikey.FieldLastUsedAt:
 		m.ResetLastUsedAt()
 		return nil
+	case apikey.FieldExpiresAt:
+		m.ResetExpiresAt()
+		return nil
 	case apikey.FieldRevokedAt:
 		m.ResetRevokedAt()
+		return nil
+	case apikey.FieldRateLimitPerMinute:
+		m.ResetRateLimitPerMinute()
+		return nil
+	case apikey.FieldRateLimitPerHour:
+		m.ResetRateLimitPerHour()
 		return nil
 	}
 	return fmt.Errorf("unknown APIKey field %s", name)
@@ -6708,6 +7122,7 @@ type UserMutation struct {
 	email                    *string
 	name                     *string
 	role                     *user.Role
+	disabled                 *bool
 	clearedFields            map[string]struct{}
 	items                    map[string]struct{}
 	removeditems             map[string]struct{}
@@ -7007,6 +7422,42 @@ func (m *UserMutation) ResetRole() {
 	m.role = nil
 }
 
+// SetDisabled sets the "disabled" field.
+func (m *UserMutation) SetDisabled(b bool) {
+	m.disabled = &b
+}
+
+// Disabled returns the value of the "disabled" field in the mutation.
+func (m *UserMutation) Disabled() (r bool, exists bool) {
+	v := m.disabled
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDisabled returns the old "disabled" field's value of the User entity.
+// If the User object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *UserMutation) OldDisabled(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDisabled is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDisabled requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDisabled: %w", err)
+	}
+	return oldValue.Disabled, nil
+}
+
+// ResetDisabled resets all changes to the "disabled" field.
+func (m *UserMutation) ResetDisabled() {
+	m.disabled = nil
+}
+
 // AddItemIDs adds the "items" edge to the Item entity by ids.
 func (m *UserMutation) AddItemIDs(ids ...string) {
 	if m.items == nil {
@@ -7203,7 +7654,7 @@ func (m *UserMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *UserMutation) Fields() []string {
-	fields := make([]string, 0, 5)
+	fields := make([]string, 0, 6)
 	if m.created_at != nil {
 		fields = append(fields, user.FieldCreatedAt)
 	}
@@ -7218,6 +7669,9 @@ func (m *UserMutation) Fields() []string {
 	}
 	if m.role != nil {
 		fields = append(fields, user.FieldRole)
+	}
+	if m.disabled != nil {
+		fields = append(fields, user.FieldDisabled)
 	}
 	return fields
 }
@@ -7237,6 +7691,8 @@ func (m *UserMutation) Field(name string) (ent.Value, bool) {
 		return m.Name()
 	case user.FieldRole:
 		return m.Role()
+	case user.FieldDisabled:
+		return m.Disabled()
 	}
 	return nil, false
 }
@@ -7256,6 +7712,8 @@ func (m *UserMutation) OldField(ctx context.Context, name string) (ent.Value, er
 		return m.OldName(ctx)
 	case user.FieldRole:
 		return m.OldRole(ctx)
+	case user.FieldDisabled:
+		return m.OldDisabled(ctx)
 	}
 	return nil, fmt.Errorf("unknown User field %s", name)
 }
@@ -7299,6 +7757,13 @@ func (m *UserMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetRole(v)
+		return nil
+	case user.FieldDisabled:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDisabled(v)
 		return nil
 	}
 	return fmt.Errorf("unknown User field %s", name)
@@ -7363,6 +7828,9 @@ func (m *UserMutation) ResetField(name string) error {
 		return nil
 	case user.FieldRole:
 		m.ResetRole()
+		return nil
+	case user.FieldDisabled:
+		m.ResetDisabled()
 		return nil
 	}
 	return fmt.Errorf("unknown User field %s", name)

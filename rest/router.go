@@ -5,6 +5,7 @@ package rest
 import (
 	"context"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
@@ -101,17 +102,32 @@ func NewRouter(svc *service.Service, opts Options) *gin.Engine {
 	v1 := e.Group("/v1", httpapi.LimitBody, requireJSONBody)
 	v1.POST("/auth/login", httpapi.ClientAddr, login(svc))
 
-	api := v1.Group("", authenticated...)
+	api := v1.Group("", append(authenticated, writeScope)...)
 	bindUsers(api, svc)
 	bindItems(api, svc)
 	bindWebhooks(api, svc)
-	bindEvents(v1, svc, authenticated)
+	bindEvents(v1, svc, append(authenticated, writeScope))
 
 	bindOps(e, opts)
 	if opts.Mount != nil {
 		opts.Mount(e, authenticated...)
 	}
 	return e
+}
+
+// writeScope refuses a write (any method but GET, HEAD and OPTIONS) by a
+// read-only key, after authentication and the rate limit, before the route's
+// handler reads its body.
+func writeScope(c *gin.Context) {
+	switch c.Request.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+	default:
+		if err := service.RequireWrite(c.Request.Context()); err != nil {
+			renderError(c, err)
+			return
+		}
+	}
+	c.Next()
 }
 
 // requireJSONBody applies requireJSON to the methods that carry a body.

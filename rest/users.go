@@ -2,9 +2,11 @@ package rest
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/acme/itemsvc/internal/apperr"
 	"github.com/acme/itemsvc/internal/resource"
 	"github.com/acme/itemsvc/internal/service"
 )
@@ -19,14 +21,30 @@ func bindUsers(g *gin.RouterGroup, svc *service.Service) {
 		}
 		renderData(c, http.StatusOK, resource.NewUser(u))
 	})
-	// Every user, for admins (an owner picker, an audit); 403 for others.
+	g.POST("/users", createUser(svc))
+	g.GET("/users/:id", func(c *gin.Context) {
+		u, err := svc.GetUser(c.Request.Context(), c.Param("id"))
+		if err != nil {
+			renderError(c, err)
+			return
+		}
+		renderData(c, http.StatusOK, resource.NewUser(u))
+	})
+	g.PUT("/users/:id", updateUser(svc))
+	// Every user, or those of a role, disabled or not, or whose email starts
+	// with a prefix, for admins (an owner picker, an audit); 403 for others.
 	g.GET("/users", func(c *gin.Context) {
 		page, limit, err := service.ParsePageParams(c.Request.URL.Query())
 		if err != nil {
 			renderError(c, err)
 			return
 		}
-		res, err := svc.ListUsers(c.Request.Context(), page, limit)
+		f, err := service.ParseUserFilter(c.Request.URL.Query())
+		if err != nil {
+			renderError(c, err)
+			return
+		}
+		res, err := svc.ListUsers(c.Request.Context(), page, limit, f)
 		if err != nil {
 			renderError(c, err)
 			return
@@ -39,4 +57,94 @@ func bindUsers(g *gin.RouterGroup, svc *service.Service) {
 			Page: page, Limit: limit, Total: res.Total, Pages: service.Pages(res.Total, limit),
 		})
 	})
+}
+
+// userReadOnly are the fields of a user a client may send back as it got
+// them on PUT; they are dropped.
+var userReadOnly = []string{"id", "email", "created_at", "updated_at"}
+
+// createUser answers POST /users {email, name, role?} (admins): 201 and
+// Location.
+func createUser(svc *service.Service) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		body, err := decodeObject(c)
+		if err != nil {
+			renderError(c, err)
+			return
+		}
+		if err := body.allow([]string{"email", "name", "role"}); err != nil {
+			renderError(c, err)
+			return
+		}
+		var email, name, role *string
+		for field, into := range map[string]**string{"email": &email, "name": &name, "role": &role} {
+			if *into, err = body.str(field); err != nil {
+				renderError(c, err)
+				return
+			}
+		}
+		switch {
+		case email == nil:
+			renderError(c, apperr.Validation("email", "is required"))
+			return
+		case name == nil:
+			renderError(c, apperr.Validation("name", "is required"))
+			return
+		}
+		u, err := svc.CreateUser(c.Request.Context(), *email, *name, deref(role))
+		if err != nil {
+			renderError(c, err)
+			return
+		}
+		c.Header("Location", "/v1/users/"+u.ID)
+		renderData(c, http.StatusCreated, resource.NewUser(u))
+	}
+}
+
+// updateUser answers PUT /users/{id} {name?, role?, disabled?}: admins any
+// of them, a user their own name.
+func updateUser(svc *service.Service) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		body, err := decodeObject(c)
+		if err != nil {
+			renderError(c, err)
+			return
+		}
+		if err := body.allow([]string{"name", "role", "disabled"}, userReadOnly...); err != nil {
+			renderError(c, err)
+			return
+		}
+		var ch service.UserChanges
+		if ch.Name, err = body.str("name"); err != nil {
+			renderError(c, err)
+			return
+		}
+		if ch.Role, err = body.str("role"); err != nil {
+			renderError(c, err)
+			return
+		}
+		if ch.Disabled, err = body.boolean("disabled"); err != nil {
+			renderError(c, err)
+			return
+		}
+		id := c.Param("id")
+		if !strings.HasPrefix(id, "user_") {
+			renderError(c, apperr.NotFound("user"))
+			return
+		}
+		u, err := svc.UpdateUser(c.Request.Context(), id, ch)
+		if err != nil {
+			renderError(c, err)
+			return
+		}
+		renderData(c, http.StatusOK, resource.NewUser(u))
+	}
+}
+
+// deref is a string field's value, "" when absent.
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }

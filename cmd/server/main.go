@@ -4,6 +4,11 @@
 //	server migrate                          apply database migrations and exit
 //	server keys create --email E --name N [--admin]
 //	server keys revoke KEY_ID|KEY
+//	server keys list [--email E]
+//	server users list [--role R] [--disabled B] [--email PREFIX]
+//	server users create --email E --name N [--role user|admin]
+//	server users set-role USER ROLE
+//	server users disable|enable USER
 //	server webhooks unopenable              list endpoints whose secret SECRET_KEY cannot open
 //	server healthcheck                      exit 0 when /healthz of ADDR answers
 //	server backup PATH                      copy the SQLite database while it serves
@@ -35,6 +40,17 @@ Commands:
   migrate              apply pending database migrations and exit
   keys create          create an API key (and its user if new); prints only the key
   keys revoke ID|KEY   revoke an API key; its tokens stop working within seconds
+  keys list            list API keys (--email E: one user's): id, user, prefix,
+                       state, scopes, created, last used, label
+  users list           list users (--role, --disabled, --email prefix)
+  users create         create a user (--email, --name, --role); prints its id
+  users set-role USER ROLE
+                       make a user (id or email) a user or an admin
+  users disable USER   disable a user: their keys stop logging in and their
+                       tokens stop within seconds; their items stay
+  users enable USER    enable a disabled user again
+                       (the last enabled admin can be neither demoted nor
+                       disabled)
   webhooks unopenable  list the webhook endpoints whose stored secret does not
                        open with this SECRET_KEY (id, owner, URL), to rotate
   healthcheck          exit 0 when /healthz of the server at ADDR answers 200
@@ -97,6 +113,7 @@ var commands = map[string]command{
 		return migrateCmd(ctx, args, stderr)
 	},
 	"keys":     keysCmd,
+	"users":    usersCmd,
 	"webhooks": webhooksCmd,
 	"healthcheck": func(ctx context.Context, args []string, _, stderr io.Writer) error {
 		return healthcheckCmd(ctx, args, stderr)

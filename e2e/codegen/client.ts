@@ -39,7 +39,15 @@ export async function run(base: string, apiKey: string): Promise<void> {
   // result; enums are string unions, Time and Cursor strings.
   const { me } = await execute(base, token, Me, {});
   const role: 'USER' | 'ADMIN' = me.role;
-  console.log(me.email, role);
+  const disabled: boolean = me.disabled;
+  console.log(me.email, role, disabled);
+
+  // A user changes their own name, on each API (role and disabled: admins).
+  const renamed = await rest.PUT('/users/{id}', { params: { path: { id: me.id } }, body: { name: 'Alice R.' } });
+  if (renamed.error) throw new Error(renamed.error.error.message);
+  const restName: string = renamed.data.data.name;
+  const { updateUser } = await execute(base, token, RenameMe, { id: me.id, input: { name: 'Alice G.' } });
+  console.log(restName, updateUser.name);
 
   const made = await execute(base, token, CreateItem, { input: { name: 'Second item' } });
   const status: 'ACTIVE' | 'ARCHIVED' = made.createItem.status;
@@ -70,6 +78,16 @@ const Me = graphql(`
       id
       email
       role
+      disabled
+    }
+  }
+`);
+
+const RenameMe = graphql(`
+  mutation RenameMe($id: ID!, $input: UpdateUserInput!) {
+    updateUser(id: $id, input: $input) {
+      id
+      name
     }
   }
 `);

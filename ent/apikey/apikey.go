@@ -25,10 +25,20 @@ const (
 	FieldKeyHash = "key_hash"
 	// FieldPrefix holds the string denoting the prefix field in the database.
 	FieldPrefix = "prefix"
+	// FieldLabel holds the string denoting the label field in the database.
+	FieldLabel = "label"
+	// FieldScopes holds the string denoting the scopes field in the database.
+	FieldScopes = "scopes"
 	// FieldLastUsedAt holds the string denoting the last_used_at field in the database.
 	FieldLastUsedAt = "last_used_at"
+	// FieldExpiresAt holds the string denoting the expires_at field in the database.
+	FieldExpiresAt = "expires_at"
 	// FieldRevokedAt holds the string denoting the revoked_at field in the database.
 	FieldRevokedAt = "revoked_at"
+	// FieldRateLimitPerMinute holds the string denoting the rate_limit_per_minute field in the database.
+	FieldRateLimitPerMinute = "rate_limit_per_minute"
+	// FieldRateLimitPerHour holds the string denoting the rate_limit_per_hour field in the database.
+	FieldRateLimitPerHour = "rate_limit_per_hour"
 	// EdgeOwner holds the string denoting the owner edge name in mutations.
 	EdgeOwner = "owner"
 	// Table holds the table name of the apikey in the database.
@@ -50,8 +60,13 @@ var Columns = []string{
 	FieldUserID,
 	FieldKeyHash,
 	FieldPrefix,
+	FieldLabel,
+	FieldScopes,
 	FieldLastUsedAt,
+	FieldExpiresAt,
 	FieldRevokedAt,
+	FieldRateLimitPerMinute,
+	FieldRateLimitPerHour,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -78,6 +93,10 @@ var (
 	DefaultUpdatedAt func() time.Time
 	// UpdateDefaultUpdatedAt holds the default value on update for the "updated_at" field.
 	UpdateDefaultUpdatedAt func() time.Time
+	// DefaultLabel holds the default value on creation for the "label" field.
+	DefaultLabel string
+	// DefaultScopes holds the default value on creation for the "scopes" field.
+	DefaultScopes []string
 	// DefaultID holds the default value on creation for the "id" field.
 	DefaultID func() string
 	// IDValidator is a validator for the "id" field. It is called by the builders before save.
@@ -117,14 +136,34 @@ func ByPrefix(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldPrefix, opts...).ToFunc()
 }
 
+// ByLabel orders the results by the label field.
+func ByLabel(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldLabel, opts...).ToFunc()
+}
+
 // ByLastUsedAt orders the results by the last_used_at field.
 func ByLastUsedAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldLastUsedAt, opts...).ToFunc()
 }
 
+// ByExpiresAt orders the results by the expires_at field.
+func ByExpiresAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldExpiresAt, opts...).ToFunc()
+}
+
 // ByRevokedAt orders the results by the revoked_at field.
 func ByRevokedAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldRevokedAt, opts...).ToFunc()
+}
+
+// ByRateLimitPerMinute orders the results by the rate_limit_per_minute field.
+func ByRateLimitPerMinute(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldRateLimitPerMinute, opts...).ToFunc()
+}
+
+// ByRateLimitPerHour orders the results by the rate_limit_per_hour field.
+func ByRateLimitPerHour(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldRateLimitPerHour, opts...).ToFunc()
 }
 
 // ByOwnerField orders the results by owner field.

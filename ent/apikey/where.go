@@ -95,9 +95,24 @@ func LastUsedAt(v time.Time) predicate.APIKey {
 	return predicate.APIKey(sql.FieldEQ(FieldLastUsedAt, v))
 }
 
+// ExpiresAt applies equality check predicate on the "expires_at" field. It's identical to ExpiresAtEQ.
+func ExpiresAt(v time.Time) predicate.APIKey {
+	return predicate.APIKey(sql.FieldEQ(FieldExpiresAt, v))
+}
+
 // RevokedAt applies equality check predicate on the "revoked_at" field. It's identical to RevokedAtEQ.
 func RevokedAt(v time.Time) predicate.APIKey {
 	return predicate.APIKey(sql.FieldEQ(FieldRevokedAt, v))
+}
+
+// RateLimitPerMinute applies equality check predicate on the "rate_limit_per_minute" field. It's identical to RateLimitPerMinuteEQ.
+func RateLimitPerMinute(v int) predicate.APIKey {
+	return predicate.APIKey(sql.FieldEQ(FieldRateLimitPerMinute, v))
+}
+
+// RateLimitPerHour applies equality check predicate on the "rate_limit_per_hour" field. It's identical to RateLimitPerHourEQ.
+func RateLimitPerHour(v int) predicate.APIKey {
+	return predicate.APIKey(sql.FieldEQ(FieldRateLimitPerHour, v))
 }
 
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.
@@ -375,6 +390,71 @@ func PrefixContainsFold(v string) predicate.APIKey {
 	return predicate.APIKey(sql.FieldContainsFold(FieldPrefix, v))
 }
 
+// LabelEQ applies the EQ predicate on the "label" field.
+func LabelEQ(v string) predicate.APIKey {
+	return predicate.APIKey(sql.FieldEQ(FieldLabel, v))
+}
+
+// LabelNEQ applies the NEQ predicate on the "label" field.
+func LabelNEQ(v string) predicate.APIKey {
+	return predicate.APIKey(sql.FieldNEQ(FieldLabel, v))
+}
+
+// LabelIn applies the In predicate on the "label" field.
+func LabelIn(vs ...string) predicate.APIKey {
+	return predicate.APIKey(sql.FieldIn(FieldLabel, vs...))
+}
+
+// LabelNotIn applies the NotIn predicate on the "label" field.
+func LabelNotIn(vs ...string) predicate.APIKey {
+	return predicate.APIKey(sql.FieldNotIn(FieldLabel, vs...))
+}
+
+// LabelGT applies the GT predicate on the "label" field.
+func LabelGT(v string) predicate.APIKey {
+	return predicate.APIKey(sql.FieldGT(FieldLabel, v))
+}
+
+// LabelGTE applies the GTE predicate on the "label" field.
+func LabelGTE(v string) predicate.APIKey {
+	return predicate.APIKey(sql.FieldGTE(FieldLabel, v))
+}
+
+// LabelLT applies the LT predicate on the "label" field.
+func LabelLT(v string) predicate.APIKey {
+	return predicate.APIKey(sql.FieldLT(FieldLabel, v))
+}
+
+// LabelLTE applies the LTE predicate on the "label" field.
+func LabelLTE(v string) predicate.APIKey {
+	return predicate.APIKey(sql.FieldLTE(FieldLabel, v))
+}
+
+// LabelContains applies the Contains predicate on the "label" field.
+func LabelContains(v string) predicate.APIKey {
+	return predicate.APIKey(sql.FieldContains(FieldLabel, v))
+}
+
+// LabelHasPrefix applies the HasPrefix predicate on the "label" field.
+func LabelHasPrefix(v string) predicate.APIKey {
+	return predicate.APIKey(sql.FieldHasPrefix(FieldLabel, v))
+}
+
+// LabelHasSuffix applies the HasSuffix predicate on the "label" field.
+func LabelHasSuffix(v string) predicate.APIKey {
+	return predicate.APIKey(sql.FieldHasSuffix(FieldLabel, v))
+}
+
+// LabelEqualFold applies the EqualFold predicate on the "label" field.
+func LabelEqualFold(v string) predicate.APIKey {
+	return predicate.APIKey(sql.FieldEqualFold(FieldLabel, v))
+}
+
+// LabelContainsFold applies the ContainsFold predicate on the "label" field.
+func LabelContainsFold(v string) predicate.APIKey {
+	return predicate.APIKey(sql.FieldContainsFold(FieldLabel, v))
+}
+
 // LastUsedAtEQ applies the EQ predicate on the "last_used_at" field.
 func LastUsedAtEQ(v time.Time) predicate.APIKey {
 	return predicate.APIKey(sql.FieldEQ(FieldLastUsedAt, v))
@@ -425,6 +505,56 @@ func LastUsedAtNotNil() predicate.APIKey {
 	return predicate.APIKey(sql.FieldNotNull(FieldLastUsedAt))
 }
 
+// ExpiresAtEQ applies the EQ predicate on the "expires_at" field.
+func ExpiresAtEQ(v time.Time) predicate.APIKey {
+	return predicate.APIKey(sql.FieldEQ(FieldExpiresAt, v))
+}
+
+// ExpiresAtNEQ applies the NEQ predicate on the "expires_at" field.
+func ExpiresAtNEQ(v time.Time) predicate.APIKey {
+	return predicate.APIKey(sql.FieldNEQ(FieldExpiresAt, v))
+}
+
+// ExpiresAtIn applies the In predicate on the "expires_at" field.
+func ExpiresAtIn(vs ...time.Time) predicate.APIKey {
+	return predicate.APIKey(sql.FieldIn(FieldExpiresAt, vs...))
+}
+
+// ExpiresAtNotIn applies the NotIn predicate on the "expires_at" field.
+func ExpiresAtNotIn(vs ...time.Time) predicate.APIKey {
+	return predicate.APIKey(sql.FieldNotIn(FieldExpiresAt, vs...))
+}
+
+// ExpiresAtGT applies the GT predicate on the "expires_at" field.
+func ExpiresAtGT(v time.Time) predicate.APIKey {
+	return predicate.APIKey(sql.FieldGT(FieldExpiresAt, v))
+}
+
+// ExpiresAtGTE applies the GTE predicate on the "expires_at" field.
+func ExpiresAtGTE(v time.Time) predicate.APIKey {
+	return predicate.APIKey(sql.FieldGTE(FieldExpiresAt, v))
+}
+
+// ExpiresAtLT applies the LT predicate on the "expires_at" field.
+func ExpiresAtLT(v time.Time) predicate.APIKey {
+	return predicate.APIKey(sql.FieldLT(FieldExpiresAt, v))
+}
+
+// ExpiresAtLTE applies the LTE predicate on the "expires_at" field.
+func ExpiresAtLTE(v time.Time) predicate.APIKey {
+	return predicate.APIKey(sql.FieldLTE(FieldExpiresAt, v))
+}
+
+// ExpiresAtIsNil applies the IsNil predicate on the "expires_at" field.
+func ExpiresAtIsNil() predicate.APIKey {
+	return predicate.APIKey(sql.FieldIsNull(FieldExpiresAt))
+}
+
+// ExpiresAtNotNil applies the NotNil predicate on the "expires_at" field.
+func ExpiresAtNotNil() predicate.APIKey {
+	return predicate.APIKey(sql.FieldNotNull(FieldExpiresAt))
+}
+
 // RevokedAtEQ applies the EQ predicate on the "revoked_at" field.
 func RevokedAtEQ(v time.Time) predicate.APIKey {
 	return predicate.APIKey(sql.FieldEQ(FieldRevokedAt, v))
@@ -473,6 +603,106 @@ func RevokedAtIsNil() predicate.APIKey {
 // RevokedAtNotNil applies the NotNil predicate on the "revoked_at" field.
 func RevokedAtNotNil() predicate.APIKey {
 	return predicate.APIKey(sql.FieldNotNull(FieldRevokedAt))
+}
+
+// RateLimitPerMinuteEQ applies the EQ predicate on the "rate_limit_per_minute" field.
+func RateLimitPerMinuteEQ(v int) predicate.APIKey {
+	return predicate.APIKey(sql.FieldEQ(FieldRateLimitPerMinute, v))
+}
+
+// RateLimitPerMinuteNEQ applies the NEQ predicate on the "rate_limit_per_minute" field.
+func RateLimitPerMinuteNEQ(v int) predicate.APIKey {
+	return predicate.APIKey(sql.FieldNEQ(FieldRateLimitPerMinute, v))
+}
+
+// RateLimitPerMinuteIn applies the In predicate on the "rate_limit_per_minute" field.
+func RateLimitPerMinuteIn(vs ...int) predicate.APIKey {
+	return predicate.APIKey(sql.FieldIn(FieldRateLimitPerMinute, vs...))
+}
+
+// RateLimitPerMinuteNotIn applies the NotIn predicate on the "rate_limit_per_minute" field.
+func RateLimitPerMinuteNotIn(vs ...int) predicate.APIKey {
+	return predicate.APIKey(sql.FieldNotIn(FieldRateLimitPerMinute, vs...))
+}
+
+// RateLimitPerMinuteGT applies the GT predicate on the "rate_limit_per_minute" field.
+func RateLimitPerMinuteGT(v int) predicate.APIKey {
+	return predicate.APIKey(sql.FieldGT(FieldRateLimitPerMinute, v))
+}
+
+// RateLimitPerMinuteGTE applies the GTE predicate on the "rate_limit_per_minute" field.
+func RateLimitPerMinuteGTE(v int) predicate.APIKey {
+	return predicate.APIKey(sql.FieldGTE(FieldRateLimitPerMinute, v))
+}
+
+// RateLimitPerMinuteLT applies the LT predicate on the "rate_limit_per_minute" field.
+func RateLimitPerMinuteLT(v int) predicate.APIKey {
+	return predicate.APIKey(sql.FieldLT(FieldRateLimitPerMinute, v))
+}
+
+// RateLimitPerMinuteLTE applies the LTE predicate on the "rate_limit_per_minute" field.
+func RateLimitPerMinuteLTE(v int) predicate.APIKey {
+	return predicate.APIKey(sql.FieldLTE(FieldRateLimitPerMinute, v))
+}
+
+// RateLimitPerMinuteIsNil applies the IsNil predicate on the "rate_limit_per_minute" field.
+func RateLimitPerMinuteIsNil() predicate.APIKey {
+	return predicate.APIKey(sql.FieldIsNull(FieldRateLimitPerMinute))
+}
+
+// RateLimitPerMinuteNotNil applies the NotNil predicate on the "rate_limit_per_minute" field.
+func RateLimitPerMinuteNotNil() predicate.APIKey {
+	return predicate.APIKey(sql.FieldNotNull(FieldRateLimitPerMinute))
+}
+
+// RateLimitPerHourEQ applies the EQ predicate on the "rate_limit_per_hour" field.
+func RateLimitPerHourEQ(v int) predicate.APIKey {
+	return predicate.APIKey(sql.FieldEQ(FieldRateLimitPerHour, v))
+}
+
+// RateLimitPerHourNEQ applies the NEQ predicate on the "rate_limit_per_hour" field.
+func RateLimitPerHourNEQ(v int) predicate.APIKey {
+	return predicate.APIKey(sql.FieldNEQ(FieldRateLimitPerHour, v))
+}
+
+// RateLimitPerHourIn applies the In predicate on the "rate_limit_per_hour" field.
+func RateLimitPerHourIn(vs ...int) predicate.APIKey {
+	return predicate.APIKey(sql.FieldIn(FieldRateLimitPerHour, vs...))
+}
+
+// RateLimitPerHourNotIn applies the NotIn predicate on the "rate_limit_per_hour" field.
+func RateLimitPerHourNotIn(vs ...int) predicate.APIKey {
+	return predicate.APIKey(sql.FieldNotIn(FieldRateLimitPerHour, vs...))
+}
+
+// RateLimitPerHourGT applies the GT predicate on the "rate_limit_per_hour" field.
+func RateLimitPerHourGT(v int) predicate.APIKey {
+	return predicate.APIKey(sql.FieldGT(FieldRateLimitPerHour, v))
+}
+
+// RateLimitPerHourGTE applies the GTE predicate on the "rate_limit_per_hour" field.
+func RateLimitPerHourGTE(v int) predicate.APIKey {
+	return predicate.APIKey(sql.FieldGTE(FieldRateLimitPerHour, v))
+}
+
+// RateLimitPerHourLT applies the LT predicate on the "rate_limit_per_hour" field.
+func RateLimitPerHourLT(v int) predicate.APIKey {
+	return predicate.APIKey(sql.FieldLT(FieldRateLimitPerHour, v))
+}
+
+// RateLimitPerHourLTE applies the LTE predicate on the "rate_limit_per_hour" field.
+func RateLimitPerHourLTE(v int) predicate.APIKey {
+	return predicate.APIKey(sql.FieldLTE(FieldRateLimitPerHour, v))
+}
+
+// RateLimitPerHourIsNil applies the IsNil predicate on the "rate_limit_per_hour" field.
+func RateLimitPerHourIsNil() predicate.APIKey {
+	return predicate.APIKey(sql.FieldIsNull(FieldRateLimitPerHour))
+}
+
+// RateLimitPerHourNotNil applies the NotNil predicate on the "rate_limit_per_hour" field.
+func RateLimitPerHourNotNil() predicate.APIKey {
+	return predicate.APIKey(sql.FieldNotNull(FieldRateLimitPerHour))
 }
 
 // HasOwner applies the HasEdge predicate on the "owner" edge.

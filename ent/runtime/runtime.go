@@ -56,6 +56,10 @@ func init() {
 	apikey.DefaultUpdatedAt = schema.Now
 	// apikey.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
 	apikey.UpdateDefaultUpdatedAt = schema.Now
+	// apikey.DefaultLabel holds the default value on creation for the label field.
+	apikey.DefaultLabel = ""
+	// apikey.DefaultScopes holds the default value on creation for the scopes field.
+	apikey.DefaultScopes = []string{"read", "write"}
 	// apikey.DefaultID holds the default value on creation for the id field.
 	apikey.DefaultID = func() string { return pulid.New("key_") }
 	// apikey.IDValidator is a validator for the "id" field. It is called by the builders before save.
@@ -239,6 +243,8 @@ func init() {
 	user.EmailValidator = named.NotEmpty
 	// user.NameValidator is a validator for the "name" field. It is called by the builders before save.
 	user.NameValidator = named.NotEmpty
+	// user.DefaultDisabled holds the default value on creation for the disabled field.
+	user.DefaultDisabled = false
 	// user.DefaultID holds the default value on creation for the id field.
 	user.DefaultID = func() string { return pulid.New("user_") }
 	// user.IDValidator is a validator for the "id" field. It is called by the builders before save.

@@ -38,10 +38,33 @@ func (APIKey) Fields() []ent.Field {
 		// The first characters of the key, so that a person can tell keys apart.
 		field.String("prefix").
 			Immutable(),
+		// A name its owner gives the key ("laptop", "CI"); may be empty.
+		// The service checks its length, and the limits below.
+		field.String("label").
+			Default(""),
+		// What the key's tokens may do: "read" (REST GET, GraphQL queries
+		// and subscriptions), "write" (everything else). New keys have both.
+		field.Strings("scopes").
+			Default([]string{"read", "write"}),
+		// Written at most once a minute per key, outside any request's
+		// transaction (service.keyUse).
 		field.Time("last_used_at").
 			Optional().
 			Nillable(),
+		// The key stops logging in then, and no token of it outlives it.
+		// Set at creation; the service offers no way to move it.
+		field.Time("expires_at").
+			Optional().
+			Nillable(),
 		field.Time("revoked_at").
+			Optional().
+			Nillable(),
+		// The key's own rate limits, set by admins; nil: the server's
+		// RATE_LIMIT_PER_MINUTE and RATE_LIMIT_PER_HOUR.
+		field.Int("rate_limit_per_minute").
+			Optional().
+			Nillable(),
+		field.Int("rate_limit_per_hour").
 			Optional().
 			Nillable(),
 	}

@@ -40,6 +40,10 @@ func (User) Fields() []ent.Field {
 			Default("user").
 			// Named here as Item.status is (see there).
 			Annotations(entgql.Type("UserRole")),
+		// A disabled user's keys do not log in and their tokens stop
+		// within the key recheck; their items and history stay.
+		field.Bool("disabled").
+			Default(false),
 	}
 }
 

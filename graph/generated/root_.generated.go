@@ -128,6 +128,7 @@ type ComplexityRoot struct {
 
 	Mutation struct {
 		CreateItem          func(childComplexity int, input service.ItemInput) int
+		CreateUser          func(childComplexity int, input model.CreateUserInput) int
 		CreateWebhook       func(childComplexity int, input service.WebhookInput) int
 		DeleteItem          func(childComplexity int, id string, ifMatch *string) int
 		DeleteWebhook       func(childComplexity int, id string) int
@@ -136,6 +137,7 @@ type ComplexityRoot struct {
 		RetryDelivery       func(childComplexity int, webhookID string, id string) int
 		RotateWebhookSecret func(childComplexity int, id string) int
 		UpdateItem          func(childComplexity int, id string, input service.ItemInput, ifMatch *string) int
+		UpdateUser          func(childComplexity int, id string, input model.UpdateUserInput) int
 		UpdateWebhook       func(childComplexity int, id string, input service.WebhookInput) int
 	}
 
@@ -154,6 +156,7 @@ type ComplexityRoot struct {
 		Me       func(childComplexity int) int
 		Node     func(childComplexity int, id string) int
 		Nodes    func(childComplexity int, ids []string) int
+		User     func(childComplexity int, id string) int
 		Users    func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.UserOrder, where *ent.UserWhereInput) int
 		Webhook  func(childComplexity int, id string) int
 		Webhooks func(childComplexity int, after *entgql.Cursor[string], first *int) int
@@ -171,6 +174,7 @@ type ComplexityRoot struct {
 
 	User struct {
 		CreatedAt func(childComplexity int) int
+		Disabled  func(childComplexity int) int
 		Email     func(childComplexity int) int
 		ID        func(childComplexity int) int
 		Items     func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.ItemOrder, where *ent.ItemWhereInput) int
@@ -542,6 +546,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateItem(childComplexity, args["input"].(service.ItemInput)), true
+	case "Mutation.createUser":
+		if e.ComplexityRoot.Mutation.CreateUser == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createUser_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateUser(childComplexity, args["input"].(model.CreateUserInput)), true
 	case "Mutation.createWebhook":
 		if e.ComplexityRoot.Mutation.CreateWebhook == nil {
 			break
@@ -630,6 +645,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateItem(childComplexity, args["id"].(string), args["input"].(service.ItemInput), args["ifMatch"].(*string)), true
+	case "Mutation.updateUser":
+		if e.ComplexityRoot.Mutation.UpdateUser == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateUser_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateUser(childComplexity, args["id"].(string), args["input"].(model.UpdateUserInput)), true
 	case "Mutation.updateWebhook":
 		if e.ComplexityRoot.Mutation.UpdateWebhook == nil {
 			break
@@ -740,6 +766,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Nodes(childComplexity, args["ids"].([]string)), true
+	case "Query.user":
+		if e.ComplexityRoot.Query.User == nil {
+			break
+		}
+
+		args, err := ec.field_Query_user_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.User(childComplexity, args["id"].(string)), true
 	case "Query.users":
 		if e.ComplexityRoot.Query.Users == nil {
 			break
@@ -811,6 +848,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.User.CreatedAt(childComplexity), true
+	case "User.disabled":
+		if e.ComplexityRoot.User.Disabled == nil {
+			break
+		}
+
+		return e.ComplexityRoot.User.Disabled(childComplexity), true
 	case "User.email":
 		if e.ComplexityRoot.User.Email == nil {
 			break
@@ -1010,10 +1053,12 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
 		ec.unmarshalInputCreateItemInput,
+		ec.unmarshalInputCreateUserInput,
 		ec.unmarshalInputCreateWebhookInput,
 		ec.unmarshalInputItemOrder,
 		ec.unmarshalInputItemWhereInput,
 		ec.unmarshalInputUpdateItemInput,
+		ec.unmarshalInputUpdateUserInput,
 		ec.unmarshalInputUpdateWebhookInput,
 		ec.unmarshalInputUserOrder,
 		ec.unmarshalInputUserWhereInput,
@@ -1435,6 +1480,7 @@ type User implements Node {
   email: String!
   name: String!
   role: UserRole!
+  disabled: Boolean!
   items(
     """
     Returns the elements in the list that come after the specified cursor.
@@ -1614,6 +1660,11 @@ input UserWhereInput {
   roleNEQ: UserRole
   roleIn: [UserRole!]
   roleNotIn: [UserRole!]
+  """
+  disabled field predicates
+  """
+  disabled: Boolean
+  disabledNEQ: Boolean
   """
   items edge predicates
   """
@@ -1818,6 +1869,57 @@ type ItemEvent {
   item: Item!
   "When the change was committed."
   timestamp: Time!
+}
+`, BuiltIn: false},
+	{Name: "../users.graphqls", Input: `# Users, for admins (REST: /v1/users): one user, creating and changing them.
+
+extend type Query {
+  "One user: admins any, a user themselves; NOT_FOUND for anyone else, as for an unknown id (REST: GET /v1/users/{id})."
+  user(
+    "The user's id (user_…)."
+    id: ID!
+  ): User!
+}
+
+extend type Mutation {
+  "Creates a user, for admins: PERMISSION_DENIED for anyone else (REST: POST /v1/users). An email already taken, in any case, is VALIDATION_ERROR naming email."
+  createUser(
+    "The new user: email and name are required."
+    input: CreateUserInput!
+  ): User!
+  """
+  Changes the fields present in the input (REST: PUT /v1/users/{id}): admins
+  any user's name, role and disabled; a user their own name only (role or
+  disabled: PERMISSION_DENIED; another user: NOT_FOUND). The last enabled
+  admin can be neither demoted nor disabled: VALIDATION_ERROR naming role or
+  disabled.
+  """
+  updateUser(
+    "The user's id (user_…)."
+    id: ID!
+    "The fields to change: one absent or null stays as it is."
+    input: UpdateUserInput!
+  ): User!
+}
+
+"A new user, for createUser. A bad value is VALIDATION_ERROR naming the field, as on REST."
+input CreateUserInput {
+  "An email address, unique whatever its case (stored lowercased)."
+  email: String!
+  "The user's name: not empty."
+  name: String!
+  "USER (absent or null) or ADMIN."
+  role: UserRole
+}
+
+"The fields of updateUser: one absent or null stays as it is."
+input UpdateUserInput {
+  "The user's name: not empty."
+  name: String
+  "USER or ADMIN (admins only)."
+  role: UserRole
+  "A disabled user's keys do not log in and their tokens stop within 5 seconds (admins only)."
+  disabled: Boolean
 }
 `, BuiltIn: false},
 	{Name: "../webhooks.graphqls", Input: `# Webhook endpoints and their delivery log: the twins of REST's
@@ -2294,6 +2396,8 @@ func (ec *executionContext) childFields_User(ctx context.Context, field graphql.
 		return ec.fieldContext_User_name(ctx, field)
 	case "role":
 		return ec.fieldContext_User_role(ctx, field)
+	case "disabled":
+		return ec.fieldContext_User_disabled(ctx, field)
 	case "items":
 		return ec.fieldContext_User_items(ctx, field)
 	}

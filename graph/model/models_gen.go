@@ -10,9 +10,20 @@ import (
 	"time"
 
 	"github.com/acme/itemsvc/ent"
+	"github.com/acme/itemsvc/ent/user"
 	"github.com/acme/itemsvc/internal/resource"
 	"github.com/acme/itemsvc/third_party/entgql"
 )
+
+// A new user, for createUser. A bad value is VALIDATION_ERROR naming the field, as on REST.
+type CreateUserInput struct {
+	// An email address, unique whatever its case (stored lowercased).
+	Email string `json:"email"`
+	// The user's name: not empty.
+	Name string `json:"name"`
+	// USER (absent or null) or ADMIN.
+	Role *user.Role `json:"role,omitempty"`
+}
 
 // A page of a webhook's deliveries.
 type DeliveryConnection struct {
@@ -58,6 +69,16 @@ type ItemEventEdge struct {
 }
 
 type Subscription struct {
+}
+
+// The fields of updateUser: one absent or null stays as it is.
+type UpdateUserInput struct {
+	// The user's name: not empty.
+	Name *string `json:"name,omitempty"`
+	// USER or ADMIN (admins only).
+	Role *user.Role `json:"role,omitempty"`
+	// A disabled user's keys do not log in and their tokens stop within 5 seconds (admins only).
+	Disabled *bool `json:"disabled,omitempty"`
 }
 
 // A page of webhooks.

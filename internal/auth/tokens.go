@@ -64,18 +64,30 @@ type Claims struct {
 
 // Issue returns a signed token for a user and key.
 func (t *Tokens) Issue(userID, keyID string) (string, error) {
+	s, _, err := t.IssueBefore(userID, keyID, time.Time{})
+	return s, err
+}
+
+// IssueBefore returns a signed token for a user and key that expires after
+// the token lifetime or at limit (the key's own expiry), whichever is
+// first, and how long it lives. A zero limit is none.
+func (t *Tokens) IssueBefore(userID, keyID string, limit time.Time) (string, time.Duration, error) {
 	now := t.now()
+	exp := now.Add(t.ttl)
+	if !limit.IsZero() && limit.Before(exp) {
+		exp = limit
+	}
 	tok := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.RegisteredClaims{
 		Subject:   userID,
 		IssuedAt:  jwt.NewNumericDate(now),
-		ExpiresAt: jwt.NewNumericDate(now.Add(t.ttl)),
+		ExpiresAt: jwt.NewNumericDate(exp),
 	})
 	tok.Header["kid"] = keyID
 	s, err := tok.SignedString(t.secret)
 	if err != nil {
-		return "", fmt.Errorf("sign token: %w", err)
+		return "", 0, fmt.Errorf("sign token: %w", err)
 	}
-	return s, nil
+	return s, exp.Sub(now), nil
 }
 
 // Parse checks a token's signature and expiry. An expired token is reported

@@ -48,6 +48,7 @@ type User struct {
 	Email     string    `json:"email"`
 	Name      string    `json:"name"`
 	Role      string    `json:"role"`
+	Disabled  bool      `json:"disabled"`
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
 }
@@ -59,6 +60,7 @@ func NewUser(u *ent.User) User {
 		Email:     u.Email,
 		Name:      u.Name,
 		Role:      string(u.Role),
+		Disabled:  u.Disabled,
 		CreatedAt: u.CreatedAt.UTC(),
 		UpdatedAt: u.UpdatedAt.UTC(),
 	}

@@ -31,7 +31,7 @@ type Token struct {
 var ErrInvalidAPIKey = apperr.New(apperr.CodeInvalidAPIKey, "the API key is invalid")
 
 // lastUsedResolution is how stale api_keys.last_used_at may get, so that a
-// busy key does not write on every login.
+// busy key does not write on every use.
 const lastUsedResolution = time.Minute
 
 // system marks work done by the service itself rather than for a viewer.
@@ -77,20 +77,40 @@ func (s *Service) login(ctx context.Context, apiKey string) (Token, error) {
 	}
 	// The lookup went by hash; compare again in constant time so that the
 	// answer never depends on how much of a guess matched.
-	if subtle.ConstantTimeCompare([]byte(k.KeyHash), []byte(hash)) != 1 || k.RevokedAt != nil {
+	now := time.Now()
+	st := newKeyState(k, now)
+	if subtle.ConstantTimeCompare([]byte(k.KeyHash), []byte(hash)) != 1 || st.revoked || st.disabled || st.expired(now) {
 		return Token{}, ErrInvalidAPIKey
 	}
-	tok, err := s.tokens.Issue(k.UserID, k.ID)
+	tok, life, err := s.tokens.IssueBefore(k.UserID, k.ID, st.expiresAt)
 	if err != nil {
 		return Token{}, err
 	}
-	s.keys.put(k.ID, keyState{userID: k.UserID, role: viewer.Role(k.Edges.Owner.Role), checked: time.Now()})
-	if k.LastUsedAt == nil || time.Since(*k.LastUsedAt) > lastUsedResolution {
-		if err := s.db.APIKey.UpdateOneID(k.ID).SetLastUsedAt(time.Now().UTC()).Exec(system(ctx)); err != nil {
+	s.keys.put(k.ID, st)
+	s.touchKey(ctx, k, now)
+	return Token{AccessToken: tok, TokenType: TokenType, ExpiresIn: int(life / time.Second)}, nil
+}
+
+// touchKey records that a key was used, at most once per lastUsedResolution
+// per key across replicas (the update only takes a row older than that),
+// in the background: never in a request's path or its transaction.
+func (s *Service) touchKey(ctx context.Context, k *ent.APIKey, now time.Time) {
+	if k.LastUsedAt != nil && now.Sub(*k.LastUsedAt) < lastUsedResolution {
+		return
+	}
+	ctx = system(context.WithoutCancel(ctx))
+	go func() {
+		ctx, cancel := context.WithTimeout(ctx, lastUsedResolution)
+		defer cancel()
+		stamp := now.UTC()
+		err := s.db.APIKey.Update().
+			Where(apikey.ID(k.ID), apikey.Or(apikey.LastUsedAtIsNil(), apikey.LastUsedAtLT(stamp.Add(-lastUsedResolution)))).
+			SetLastUsedAt(stamp).
+			Exec(ctx)
+		if err != nil {
 			s.log.WarnContext(ctx, "record key use", "key_id", k.ID, "err", err)
 		}
-	}
-	return Token{AccessToken: tok, TokenType: TokenType, ExpiresIn: int(s.tokens.TTL() / time.Second)}, nil
+	}()
 }
 
 // Authenticate checks an access token and returns its viewer: TOKEN_EXPIRED
@@ -115,10 +135,15 @@ func (s *Service) authenticate(ctx context.Context, token string, maxAge time.Du
 	if err != nil {
 		return viewer.Viewer{}, err
 	}
-	if st.revoked || st.userID != claims.UserID {
+	switch {
+	case st.revoked || st.userID != claims.UserID:
 		return viewer.Viewer{}, apperr.Unauthorized("the access token's API key has been revoked")
+	case st.disabled:
+		return viewer.Viewer{}, apperr.Unauthorized("the access token's user has been disabled")
+	case st.expired(time.Now()):
+		return viewer.Viewer{}, apperr.New(apperr.CodeTokenExpired, "the access token's API key has expired")
 	}
-	return viewer.Viewer{UserID: st.userID, KeyID: claims.KeyID, Role: st.role}, nil
+	return viewer.Viewer{UserID: st.userID, KeyID: claims.KeyID, Role: st.role, ReadOnly: st.readOnly}, nil
 }
 
 // keyState returns the cached state of a key, reading it when older than
@@ -137,7 +162,10 @@ func (s *Service) keyState(ctx context.Context, keyID string, maxAge time.Durati
 	case err != nil:
 		return keyState{}, fmt.Errorf("look up key: %w", err)
 	}
-	st := keyState{userID: k.UserID, role: viewer.Role(k.Edges.Owner.Role), revoked: k.RevokedAt != nil, checked: now}
+	st := newKeyState(k, now)
 	s.keys.put(keyID, st)
+	if !st.revoked && !st.disabled && !st.expired(now) {
+		s.touchKey(ctx, k, now)
+	}
 	return st, nil
 }

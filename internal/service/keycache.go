@@ -1,18 +1,45 @@
 package service
 
 import (
+	"slices"
 	"sync"
 	"time"
 
+	"github.com/acme/itemsvc/ent"
 	"github.com/acme/itemsvc/internal/viewer"
 )
 
 // keyState is what a token check needs to know of its API key.
 type keyState struct {
-	userID  string
-	role    viewer.Role
-	revoked bool
-	checked time.Time
+	userID   string
+	role     viewer.Role
+	revoked  bool
+	disabled bool // the key's owner
+	readOnly bool // the key lacks the write scope
+	// expiresAt is the key's expiry; zero: none.
+	expiresAt time.Time
+	checked   time.Time
+}
+
+// newKeyState is the state of a key read with its owner.
+func newKeyState(k *ent.APIKey, now time.Time) keyState {
+	st := keyState{
+		userID:   k.UserID,
+		role:     viewer.Role(k.Edges.Owner.Role),
+		revoked:  k.RevokedAt != nil,
+		disabled: k.Edges.Owner.Disabled,
+		readOnly: !slices.Contains(k.Scopes, ScopeWrite),
+		checked:  now,
+	}
+	if k.ExpiresAt != nil {
+		st.expiresAt = *k.ExpiresAt
+	}
+	return st
+}
+
+// expired reports whether the key has passed its expiry at now.
+func (st keyState) expired(now time.Time) bool {
+	return !st.expiresAt.IsZero() && !now.Before(st.expiresAt)
 }
 
 // keyCache remembers key states for a short while, so that checking a token

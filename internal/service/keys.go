@@ -113,3 +113,13 @@ func (s *Service) Bootstrap(ctx context.Context) (string, error) {
 	}
 	return k.Key, nil
 }
+
+// The scopes of an API key (DESIGN §8).
+const (
+	// ScopeRead lets a key's tokens read: REST GET, GraphQL queries and
+	// subscriptions.
+	ScopeRead = "read"
+	// ScopeWrite lets a key's tokens change things: every other REST
+	// method and every GraphQL mutation.
+	ScopeWrite = "write"
+)

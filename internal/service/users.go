@@ -27,12 +27,15 @@ type UserPage struct {
 	Total int
 }
 
-// ListUsers returns one page of every user, oldest first (the order an
-// admin's user picker keeps as users are added); admins only, like
-// GraphQL's users.
-func (s *Service) ListUsers(ctx context.Context, page, limit int) (UserPage, error) {
+// ListUsers returns one page of the users the filter selects, oldest first
+// (the order an admin's user picker keeps as users are added); admins only,
+// like GraphQL's users.
+func (s *Service) ListUsers(ctx context.Context, page, limit int, f UserFilter) (UserPage, error) {
 	q, err := s.UserQuery(ctx)
 	if err != nil {
+		return UserPage{}, err
+	}
+	if err := f.apply(q); err != nil {
 		return UserPage{}, err
 	}
 	total, err := q.Clone().Count(ctx)

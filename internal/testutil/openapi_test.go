@@ -19,7 +19,7 @@ func TestContractCatchesDrift(t *testing.T) {
 	const (
 		meta = `"meta":{"timestamp":"2026-01-01T00:00:00Z","request_id":"r1"}`
 		item = `{"id":"item_01","name":"x","description":"","status":"active","user_id":"user_01","created_at":"2026-01-01T00:00:00Z","updated_at":"2026-01-01T00:00:00Z"}`
-		user = `{"id":"user_01","email":"a@example.com","name":"A","role":"user","created_at":"2026-01-01T00:00:00Z","updated_at":"2026-01-01T00:00:00Z"}`
+		user = `{"id":"user_01","email":"a@example.com","name":"A","role":"user","disabled":false,"created_at":"2026-01-01T00:00:00Z","updated_at":"2026-01-01T00:00:00Z"}`
 	)
 	jsonHeader := func(extra ...string) http.Header {
 		h := http.Header{"Content-Type": {"application/json; charset=utf-8"}, "X-Request-Id": {"r1"}}

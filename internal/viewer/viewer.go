@@ -20,6 +20,9 @@ type Viewer struct {
 	UserID string
 	KeyID  string
 	Role   Role
+	// ReadOnly marks a key without the write scope: every write is
+	// refused with PERMISSION_DENIED, on every transport.
+	ReadOnly bool
 }
 
 // Admin reports whether the viewer may see and change every user's data.

@@ -84,7 +84,7 @@ func TestRewriteGqlgenOutput(t *testing.T) {
 		gqlrewrite.List:        19,
 		gqlrewrite.Collect:     28,
 		gqlrewrite.Buffer:      1,
-		gqlrewrite.Scalar:      68,
+		gqlrewrite.Scalar:      69,
 		gqlrewrite.ScalarRef:   36, // Item.status, User.role and Delivery.state marshal through graph/enum (upper case), by value
 		gqlrewrite.ObjectField: 21,
 		gqlrewrite.Object:      21,
