@@ -76,14 +76,22 @@ func Fingerprint(parts ...[]byte) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// CheckIdempotencyKey refuses a key the API does not take: empty, or longer
-// than MaxIdempotencyKey characters.
+// CheckIdempotencyKey refuses a key the API does not take: a key is 1 to
+// MaxIdempotencyKey characters of printable ASCII (space to tilde). Other
+// bytes are refused here, before the key is used: a database keeps text in
+// its own encoding (PostgreSQL refuses bytes that are not UTF-8), and a key
+// that is not printable could not be told back to anyone.
 func CheckIdempotencyKey(key string) error {
-	switch n := len([]rune(key)); {
+	switch n := len(key); {
 	case n == 0:
 		return apperr.Validation("Idempotency-Key", "must not be empty")
 	case n > MaxIdempotencyKey:
 		return apperr.Validation("Idempotency-Key", fmt.Sprintf("must be at most %d characters", MaxIdempotencyKey))
+	}
+	for i := 0; i < len(key); i++ {
+		if key[i] < 0x20 || key[i] > 0x7e {
+			return apperr.Validation("Idempotency-Key", fmt.Sprintf("must be printable ASCII (space to ~); byte %d is 0x%02x", i, key[i]))
+		}
 	}
 	return nil
 }
