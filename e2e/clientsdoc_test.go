@@ -12,7 +12,7 @@ import (
 // each at the version e2e/package.json pins for TestTypedClients.
 var recipePackages = []string{
 	"@graphql-codegen/cli", "@graphql-codegen/client-preset", "graphql", "openapi-typescript",
-	"typescript", "openapi-fetch", "@graphql-typed-document-node/core",
+	"typescript", "openapi-fetch", "@graphql-typed-document-node/core", "graphql-ws", "ws",
 }
 
 // TestClientsDocShowsRecipe holds docs/clients.md to what TestTypedClients

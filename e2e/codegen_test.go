@@ -25,6 +25,7 @@ var codegenCommands = []string{
 	"npx tsc -p tsconfig.json --strict --noEmit",
 	"npx tsc -p tsconfig.json --strict --noEmit false --outDir out",
 	`node --input-type=module -e "await (await import('./out/client.js')).run(process.env.BASE, process.env.API_KEY)"`,
+	`node --input-type=module -e "const page = await (await fetch(process.env.BASE + '/v1/events?limit=2', { headers: { Authorization: 'Bearer ' + process.env.TOKEN } })).json(); await (await import('./out/subscribe.js')).follow(process.env.BASE, process.env.TOKEN, 1, page.data[1].id)"`,
 }
 
 // TestTypedClients generates both typed clients of docs/clients.md from the

@@ -313,10 +313,27 @@ try {
   console.log('browse: a user sees only their own items, without the owner filter');
   await page.getByRole('button', { name: 'GraphiQL', exact: true }).click();
 
-  // Signing out forgets the token; the same query is then refused.
+  // A key pasted into a tab's variables (as into the Login example's
+  // apiKey) is used there, but GraphiQL's copy of the tab in localStorage
+  // holds a placeholder in its place (the marker shows the copy was made).
+  await page.evaluate((key) => {
+    document.querySelector('.graphiql-editor-tool > .graphiql-editor:first-child .CodeMirror').CodeMirror
+      .setValue(JSON.stringify({ apiKey: key, marker: 'pasted key' }, null, 2));
+  }, apiKey);
+  await page.waitForFunction(() => Object.values(localStorage).some((v) => v.includes('pasted key')), null, { timeout });
+  check(!(await page.evaluate(() => Object.values(localStorage).join('\n'))).includes(apiKey), 'a pasted API key is kept in localStorage');
+
+  // Signing out forgets the token, and every key and token GraphiQL kept;
+  // the same query is then refused.
   await page.locator('#signout').click();
   await bar.form.waitFor({ timeout });
   check(await page.evaluate(() => sessionStorage.length) === 0, 'sessionStorage is not empty after signing out');
+  const credential = /sk_(?:live|test)_[A-Za-z0-9]+|eyJ[\w-]*\.[\w-]*\.[\w-]*/;
+  const kept = await page.evaluate(() => [...Object.entries(localStorage), ...Object.entries(sessionStorage), ['cookie', document.cookie]]);
+  const cookies = (await page.context().cookies()).map((c) => [c.name, c.value]);
+  const leaked = [...kept, ...cookies].filter(([, v]) => credential.test(v) || v.includes(apiKey) || v.includes(userKey));
+  check(leaked.length === 0, `a key or token stays in the browser after signing out: ${leaked.map(([k]) => k).join(', ')}`);
+  console.log(`signed out: no key or token in localStorage (${kept.length - 1} entries), sessionStorage or cookies`);
   await page.locator('.graphiql-execute-button').click();
   await result.getByText('UNAUTHORIZED').first().waitFor({ timeout });
   console.log('signed out: the query is UNAUTHORIZED');

@@ -2,6 +2,7 @@ package rest_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -52,7 +53,7 @@ func TestIdempotencyKeyContract(t *testing.T) {
 	env := testutil.New(t, testutil.WithAppOptions(func(o *app.Options) { o.Webhooks.Lookup = publicDNS }))
 	alice, bob := env.Alice, env.Bob
 	var first *testutil.Response
-	key255 := strings.Repeat("k", 254) + "é" // 255 characters, 256 bytes
+	key255 := strings.Repeat("k", 255) // the longest key: 255 printable ASCII characters
 	key256 := strings.Repeat("k", 256)
 
 	rows := []struct {
@@ -332,5 +333,52 @@ func TestIdempotencyKeysPruned(t *testing.T) {
 	r = env.Do(testutil.Request{Method: "POST", Path: "/v1/items", Token: env.Alice.Token, Body: `{"name":"new"}`, Headers: keyed("p1")})
 	if r.Status != 201 || r.Header.Get("Idempotent-Replayed") != "" {
 		t.Fatalf("%d %q %s", r.Status, r.Header.Get("Idempotent-Replayed"), r.Body)
+	}
+}
+
+// TestIdempotencyKeyBytes: a key is printable ASCII; any other byte is 400
+// VALIDATION_ERROR naming the header, on every route that takes a key and
+// on every database (PostgreSQL would refuse to store one that is not
+// UTF-8), and nothing is made.
+func TestIdempotencyKeyBytes(t *testing.T) {
+	env := testutil.New(t)
+	routes := []struct{ path, body string }{
+		{"/v1/items", `{"name":"keyed bytes"}`},
+		{"/v1/webhooks", `{"url":"https://example.com/keyed-bytes"}`},
+		{"/graphql", `{"query":"mutation { createItem(input: {name: \"keyed bytes\"}) { id } }"}`},
+	}
+	for _, key := range []string{"\xff\xfeKEY", "caf\xe9-key", "\xc0\xaf", "\x80abc", "café", "a\x00b", "tab\there", "del\x7f"} {
+		for _, r := range routes {
+			t.Run(fmt.Sprintf("%s %q", r.path, key), func(t *testing.T) {
+				req := httptest.NewRequest("POST", r.path, strings.NewReader(r.body))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Authorization", "Bearer "+env.Alice.Token)
+				req.Header["Idempotency-Key"] = []string{key}
+				res := env.Serve(req)
+				var body struct {
+					Error *struct {
+						Code    string
+						Details map[string]any
+					} `json:"error"`
+					Errors []struct{ Extensions map[string]any } `json:"errors"`
+				}
+				_ = json.Unmarshal(res.Body, &body)
+				code, field := "", any(nil)
+				switch {
+				case body.Error != nil:
+					code, field = body.Error.Code, body.Error.Details["field"]
+				case len(body.Errors) > 0:
+					code, _ = body.Errors[0].Extensions["code"].(string)
+					field = body.Errors[0].Extensions["field"]
+				}
+				if res.Status != 400 || code != "VALIDATION_ERROR" || field != "Idempotency-Key" {
+					t.Fatalf("%d %s %v, want 400 VALIDATION_ERROR on Idempotency-Key: %s", res.Status, code, field, res.Body)
+				}
+			})
+		}
+	}
+	list := env.Do(testutil.Request{Method: "GET", Path: "/v1/items?limit=100", Token: env.Alice.Token})
+	if strings.Contains(string(list.Body), "keyed bytes") {
+		t.Errorf("a refused request made an item: %s", list.Body)
 	}
 }

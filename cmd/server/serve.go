@@ -72,7 +72,7 @@ func serveWith(ctx context.Context, args []string, stderr io.Writer, hooks serve
 			"It is shown only now; keep it safe:\n\n    %s\n\n", key)
 	} else {
 		// The first start's key is shown once; say how to get another.
-		log.Info("users exist: no API key is shown; make one with `server keys create --email you@example.com --name You --admin` (from the source tree: go run ./cmd/server keys create …)")
+		log.Info("first start: the database was already set up (users exist), so no API key is shown; make one with `server keys create --email you@example.com --name You --admin` (from the source tree: go run ./cmd/server keys create …)")
 	}
 
 	a.Start(ctx)

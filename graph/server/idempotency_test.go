@@ -2,11 +2,14 @@ package server_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/acme/itemsvc/ent/item"
 	"github.com/acme/itemsvc/ent/privacy"
+	"github.com/acme/itemsvc/internal/config"
+	"github.com/acme/itemsvc/internal/service"
 	"github.com/acme/itemsvc/internal/testutil"
 )
 
@@ -125,4 +128,55 @@ func TestIdempotencyKeyResponseTooLarge(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestIdempotencyReplayBytesBounded: keyed no-op updates that select a large
+// response, each with a fresh key, cannot make the server keep more than
+// service.MaxIdempotentBytesPerUser for one user's replays: past it, a
+// keyed change is 429 RATE_LIMITED (window "idempotency") and changes
+// nothing; the stored bytes are the metric itemsvc_idempotency_stored_bytes.
+func TestIdempotencyReplayBytesBounded(t *testing.T) {
+	env := testutil.New(t, testutil.WithConfig(func(c *config.Config) {
+		c.RateLimitPerMinute, c.RateLimitPerHour = 10000, 10000
+	}))
+	long := strings.Repeat("d", 5000)
+	var id string
+	for range 12 {
+		id = env.CreateItem(env.Alice, "filler")
+		r := env.Do(testutil.Request{Method: "PUT", Path: "/v1/items/" + id, Token: env.Alice.Token,
+			Body: map[string]any{"description": long}})
+		if r.Status != 200 {
+			t.Fatalf("%d %s", r.Status, r.Body)
+		}
+	}
+	body := map[string]any{"query": `mutation($id: ID!) { updateItem(id: $id, input: {}) { id owner { items(first: 100) { edges { node { description } } } } } }`,
+		"variables": map[string]any{"id": id}}
+	ok, refused := 0, 0
+	for i := range 100 {
+		r := decode(t, env.Do(testutil.Request{Method: "POST", Path: "/graphql", Token: env.Alice.Token, Body: body,
+			Headers: map[string]string{"Idempotency-Key": fmt.Sprintf("noop-%d", i)}}))
+		switch {
+		case r.Status == 200 && len(r.Errors) == 0:
+			ok++
+		case r.Status == 429 && r.code() == "RATE_LIMITED" && r.Errors[0].Extensions["window"] == "idempotency":
+			refused++
+		default:
+			t.Fatalf("request %d: %d %q: %.300s", i, r.Status, r.code(), r.Raw)
+		}
+	}
+	stored, err := env.App.Service.StoredReplayBytes(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stored > service.MaxIdempotentBytesPerUser || stored == 0 {
+		t.Errorf("%d bytes stored for replays after %d recorded and %d refused, want at most %d", stored, ok, refused, service.MaxIdempotentBytesPerUser)
+	}
+	if ok == 0 || refused == 0 {
+		t.Errorf("%d recorded, %d refused: want both (the bound reached)", ok, refused)
+	}
+	if g := env.Scrape().Value("itemsvc_idempotency_stored_bytes", nil); g != float64(stored) {
+		t.Errorf("itemsvc_idempotency_stored_bytes = %v, want %d", g, stored)
+	}
+	// Without a key, the same change is served.
+	gql(t, env, env.Alice.Token, body["query"].(string), map[string]any{"id": id}).ok(t)
 }

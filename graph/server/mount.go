@@ -39,7 +39,7 @@ type MountOptions struct {
 // Mount serves h at /graphql on e, and GraphiQL at /playground. Every
 // failure of the shared middleware is rendered GraphQL-shaped.
 func Mount(e *gin.Engine, h http.Handler, opts MountOptions) {
-	chain := []gin.HandlerFunc{httpapi.GraphQLErrors, httpapi.LimitBody, jsonBody, httpapi.ClientAddr, streamDeadlines}
+	chain := []gin.HandlerFunc{httpapi.GraphQLErrors, noKeyOnSockets, httpapi.LimitBody, jsonBody, httpapi.ClientAddr, streamDeadlines}
 	if opts.Authenticate != nil {
 		chain = append(chain, whenAuthorized(opts.Authenticate))
 	}

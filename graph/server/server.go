@@ -89,7 +89,8 @@ func New(svc *service.Service, opts Options) http.Handler {
 	if opts.Tracer != nil {
 		srv.Use(operationSpans{tracer: opts.Tracer}) // first: around every other response interceptor
 	}
-	srv.Use(variableDepth{}) // before gqlgen coerces the variables
+	srv.AroundResponses(recordOutcome) // the executed response, before a transport frames it
+	srv.Use(variableDepth{})           // before gqlgen coerces the variables
 	srv.Use(queriesOverGET{})
 	srv.Use(pageDefaults{schema: es.Schema(), memo: new(opMemo[defaulted])}) // before what keys on the operation
 	srv.Use(serial.FieldsCache{})                                            // for serial.CollectFields

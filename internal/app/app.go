@@ -239,10 +239,23 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, db *databas
 	// A replayed response is sealed with the webhook box: the response to
 	// a webhook's creation holds its secret.
 	sopts.IdempotencyTTL = cfg.IdempotencyKeyTTL
+	sopts.Dialect = db.Dialect
 	// A claim older than any request that could still commit belongs to a
 	// request that died with its server (idempotency.go).
 	sopts.IdempotencyTakeover = cfg.RequestTimeout + idempotencyTakeoverMargin
 	svc := service.New(db.Client, auth.NewTokens(signing, cfg.TokenTTL), sopts)
+	// What the unexpired Idempotency-Key records keep for replays (bounded
+	// per user: service.MaxIdempotentBytesPerUser); -1 when the database
+	// did not answer.
+	a.Metrics.NewGauge("itemsvc_idempotency_stored_bytes", func() float64 {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		n, err := svc.StoredReplayBytes(ctx)
+		if err != nil {
+			return -1
+		}
+		return float64(n)
+	})
 	if n, err := svc.SealWebhookSecrets(ctx); err != nil {
 		return nil, err
 	} else if n > 0 {

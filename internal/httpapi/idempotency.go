@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/gin-gonic/gin"
 
@@ -26,22 +27,29 @@ const (
 	HeaderIdempotentReplayed = "Idempotent-Replayed"
 )
 
-// IdempotencyScope says how a route's requests are told apart.
+// IdempotencyScope says how a route's requests are told apart, and how
+// its outcome is read and replayed.
 type IdempotencyScope struct {
 	// Fingerprint identifies the request whose body is body (already
 	// read); apply false runs the request as if it had no key (a GraphQL
 	// query). An error refuses the request.
 	Fingerprint func(c *gin.Context, body []byte) (fingerprint string, apply bool, err error)
-	// Failed reports a response that records nothing although its status
-	// is below 400 (a GraphQL response with errors); nil: none.
-	Failed func(body []byte) bool
+	// Track, when set, decides the outcome from what the handler executed,
+	// never from the bytes it framed (JSON, an event stream): it returns
+	// the context to run the handler under, and a function that, once the
+	// handler has returned, says whether its change succeeded and what to
+	// record for a retry. Anything but a success it saw rolls the change
+	// back. nil: REST's rule, a status below 400 succeeded and its JSON
+	// body is the record.
+	Track func(ctx context.Context) (context.Context, func() (record []byte, ok bool))
 	// Replay, when set, runs before a recorded response is replayed, and
 	// may refuse it (GraphQL charges the rate limit there, since its charge
 	// is made by gqlgen, which a replay does not reach).
 	Replay func(c *gin.Context) error
-	// ContentType is the media type of a replayed response, as the route
-	// would choose it for this request; nil: REST's JSON.
-	ContentType func(c *gin.Context) string
+	// Render, when set, writes a replayed record in the framing this
+	// request asks for (a GraphQL response as JSON or as an event stream),
+	// after the status and headers are set; nil: REST's JSON, as recorded.
+	Render func(c *gin.Context, status int, record []byte)
 }
 
 // Idempotent makes a route safe to retry with an Idempotency-Key header
@@ -90,8 +98,11 @@ func Idempotent(svc *service.Service, scope IdempotencyScope) gin.HandlerFunc {
 		}
 		out := c.Writer
 		req := service.IdempotentRequest{Key: key, Fingerprint: fingerprint}
+		var sent *bufferedWriter
 		resp, replayed, err := svc.Idempotent(c.Request.Context(), req, func(ctx context.Context) (service.IdempotentResponse, error) {
-			return runBuffered(ctx, c, scope.Failed), nil
+			var resp service.IdempotentResponse
+			resp, sent = runBuffered(ctx, c, scope.Track)
+			return resp, nil
 		})
 		c.Writer = out
 		if err != nil {
@@ -100,45 +111,61 @@ func Idempotent(svc *service.Service, scope IdempotencyScope) gin.HandlerFunc {
 			Fail(c, err)
 			return
 		}
-		if replayed {
-			if scope.Replay != nil {
-				if err := scope.Replay(c); err != nil {
-					Fail(c, err)
-					return
-				}
-			}
-			c.Header(HeaderIdempotentReplayed, "true")
-			if resp.Location != "" {
-				c.Header("Location", resp.Location)
-			}
-			if resp.ETag != "" {
-				c.Header("ETag", resp.ETag)
-			}
-			ct := "application/json; charset=utf-8"
-			if scope.ContentType != nil {
-				ct = scope.ContentType(c)
-			}
-			c.Header("Content-Type", ct)
+		if !replayed {
+			// The first request: its change committed (a success) or
+			// rolled back (the response says why); either way the bytes
+			// its handler framed are the answer, and none left earlier.
+			out.WriteHeader(sent.status)
+			_, _ = out.Write(sent.body.Bytes())
+			c.Abort()
+			return
 		}
-		out.WriteHeader(resp.Status)
-		_, _ = out.Write(resp.Body)
+		if scope.Replay != nil {
+			if err := scope.Replay(c); err != nil {
+				Fail(c, err)
+				return
+			}
+		}
+		c.Header(HeaderIdempotentReplayed, "true")
+		if resp.Location != "" {
+			c.Header("Location", resp.Location)
+		}
+		if resp.ETag != "" {
+			c.Header("ETag", resp.ETag)
+		}
+		if scope.Render != nil {
+			scope.Render(c, resp.Status, resp.Body)
+		} else {
+			c.Header("Content-Type", "application/json; charset=utf-8")
+			out.WriteHeader(resp.Status)
+			_, _ = out.Write(resp.Body)
+		}
 		c.Abort()
 	}
 }
 
 // runBuffered runs the rest of the chain under ctx, holding its response
-// back until the change it made and its record have committed.
-func runBuffered(ctx context.Context, c *gin.Context, failed func([]byte) bool) service.IdempotentResponse {
+// back until the change it made and its record have committed or rolled
+// back. It returns the outcome to record (track's, when set) and the
+// buffered response, sealed: a write that comes later (an event stream's
+// keep-alive) is dropped.
+func runBuffered(ctx context.Context, c *gin.Context, track func(context.Context) (context.Context, func() ([]byte, bool))) (service.IdempotentResponse, *bufferedWriter) {
+	var outcome func() ([]byte, bool)
+	if track != nil {
+		ctx, outcome = track(ctx)
+	}
 	out, req := c.Writer, c.Request
 	buf := &bufferedWriter{ResponseWriter: out, status: http.StatusOK}
 	c.Writer, c.Request = buf, req.WithContext(ctx)
 	defer func() { c.Writer, c.Request = out, req }()
 	c.Next()
+	buf.seal()
 	resp := service.IdempotentResponse{Status: buf.status, Body: bytes.Clone(buf.body.Bytes()), Location: out.Header().Get("Location"), ETag: out.Header().Get("ETag")}
-	if failed != nil && resp.Status < http.StatusBadRequest && failed(resp.Body) {
-		resp.Failed = true
+	if outcome != nil {
+		record, ok := outcome()
+		resp.Body, resp.Failed = record, !ok
 	}
-	return resp
+	return resp, buf
 }
 
 // CanonicalJSON is body as compact JSON with sorted object keys, or body
@@ -157,41 +184,66 @@ func CanonicalJSON(body []byte) []byte {
 	return out
 }
 
-// bufferedWriter keeps a response in memory instead of sending it.
+// bufferedWriter keeps a response in memory instead of sending it. A
+// transport may write from a goroutine of its own (an event stream's
+// keep-alive), hence the lock; once sealed, writes are dropped.
 type bufferedWriter struct {
 	gin.ResponseWriter
+	mu      sync.Mutex
 	status  int
 	written bool
+	sealed  bool
 	body    bytes.Buffer
+}
+
+// seal drops every later write.
+func (w *bufferedWriter) seal() {
+	w.mu.Lock()
+	w.sealed = true
+	w.mu.Unlock()
 }
 
 // WriteHeader implements http.ResponseWriter.
 func (w *bufferedWriter) WriteHeader(code int) {
-	if !w.written {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.written && !w.sealed {
 		w.status = code
 	}
 }
 
 // WriteHeaderNow implements gin.ResponseWriter.
-func (w *bufferedWriter) WriteHeaderNow() { w.written = true }
+func (w *bufferedWriter) WriteHeaderNow() {
+	w.mu.Lock()
+	w.written = true
+	w.mu.Unlock()
+}
 
 // Write implements http.ResponseWriter.
 func (w *bufferedWriter) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	w.written = true
+	if w.sealed {
+		return len(b), nil
+	}
 	return w.body.Write(b)
 }
 
 // WriteString implements gin.ResponseWriter.
-func (w *bufferedWriter) WriteString(s string) (int, error) {
-	w.written = true
-	return w.body.WriteString(s)
-}
+func (w *bufferedWriter) WriteString(s string) (int, error) { return w.Write([]byte(s)) }
 
 // Status implements gin.ResponseWriter.
-func (w *bufferedWriter) Status() int { return w.status }
+func (w *bufferedWriter) Status() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.status
+}
 
 // Size implements gin.ResponseWriter.
 func (w *bufferedWriter) Size() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	if !w.written {
 		return -1
 	}
@@ -199,7 +251,11 @@ func (w *bufferedWriter) Size() int {
 }
 
 // Written implements gin.ResponseWriter.
-func (w *bufferedWriter) Written() bool { return w.written }
+func (w *bufferedWriter) Written() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.written
+}
 
 // Flush implements http.Flusher: nothing leaves before the commit.
 func (w *bufferedWriter) Flush() {}

@@ -14,6 +14,7 @@ import (
 	"context"
 	"database/sql"
 	"embed"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"io/fs"
@@ -136,13 +137,19 @@ func ApplyFiles(ctx context.Context, db *sql.DB, dialect string, list []File) (i
 		if done[f.Version()] {
 			continue
 		}
-		if err := applyFile(ctx, conn, dialect, revs, f, sums[i]); err != nil {
+		if err := applyFile(ctx, conn, dialect, revs, f, sums[i]); errors.Is(err, errAppliedMeanwhile) {
+			continue
+		} else if err != nil {
 			return n, fmt.Errorf("apply %s: %w", f.Name, err)
 		}
 		n++
 	}
 	return n, nil
 }
+
+// errAppliedMeanwhile is applyFile's answer for a file another process
+// applied since the revisions were read.
+var errAppliedMeanwhile = errors.New("applied meanwhile by another process")
 
 // applyFile runs one file and records it, in one transaction: a file applies
 // entirely or not at all. SQLite ignores the foreign-key pragma inside a
@@ -165,6 +172,19 @@ func applyFile(ctx context.Context, conn *sql.Conn, dialect string, revs *revisi
 		return err
 	}
 	defer tx.Rollback() //nolint:errcheck // after a commit, a no-op
+	if dialect == "sqlite" {
+		// Another process starting on the same file (no advisory lock
+		// here) may have applied it since the revisions were read; the
+		// transaction holds SQLite's write lock from its start (BEGIN
+		// IMMEDIATE), so what it reads now stays true until it commits.
+		var recorded int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM `+revisionsTable+` WHERE version = ?`, f.Version()).Scan(&recorded); err != nil {
+			return fmt.Errorf("read revisions: %w", err)
+		}
+		if recorded > 0 {
+			return errAppliedMeanwhile
+		}
+	}
 	if _, err := tx.ExecContext(ctx, string(f.SQL)); err != nil {
 		return err
 	}

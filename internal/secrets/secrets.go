@@ -61,17 +61,26 @@ func FromFile(path string) (*Keys, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("create secret key folder: %w", err)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	switch {
-	case err == nil:
-		_, werr := f.WriteString(hex.EncodeToString(b) + "\n")
-		if cerr := f.Close(); werr == nil {
-			werr = cerr
-		}
-		if werr != nil {
-			return nil, fmt.Errorf("write secret key file %s: %w", path, werr)
-		}
-	case !errors.Is(err, fs.ErrExist):
+	// Written whole under a temporary name, then linked into place, which
+	// fails if the file exists: a server starting beside this one on the
+	// same database never reads a file half written, and the first link
+	// wins for both.
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".new-*") // mode 0600
+	if err != nil {
+		return nil, fmt.Errorf("create secret key file %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name()) //nolint:errcheck // the link, if made, keeps the file
+	_, werr := tmp.WriteString(hex.EncodeToString(b) + "\n")
+	if serr := tmp.Sync(); werr == nil {
+		werr = serr
+	}
+	if cerr := tmp.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		return nil, fmt.Errorf("write secret key file %s: %w", path, werr)
+	}
+	if err := os.Link(tmp.Name(), path); err != nil && !errors.Is(err, fs.ErrExist) {
 		return nil, fmt.Errorf("create secret key file %s: %w", path, err)
 	}
 	info, err := os.Stat(path)

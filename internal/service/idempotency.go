@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"time"
 
+	"entgo.io/ent/dialect/sql"
+
 	"github.com/acme/itemsvc/ent"
 	"github.com/acme/itemsvc/ent/idempotencykey"
 	"github.com/acme/itemsvc/internal/apperr"
@@ -25,6 +27,12 @@ const (
 	// selects more is refused (VALIDATION_ERROR, nothing changes) rather
 	// than done without a record its retry could replay.
 	MaxIdempotentBody = 64 << 10
+	// MaxIdempotentBytesPerUser bounds what one user's keys make the
+	// server keep for replays: the stored (sealed) bodies of the records
+	// not yet expired. A keyed change whose record would pass it is refused
+	// with 429 RATE_LIMITED (window "idempotency"), and changes nothing,
+	// until older records expire; the same change without a key is served.
+	MaxIdempotentBytesPerUser = 1 << 20
 	// DefaultIdempotencyTTL is how long a key is kept (IDEMPOTENCY_KEY_TTL).
 	DefaultIdempotencyTTL = 24 * time.Hour
 	// DefaultIdempotencyTakeover is how long a claim of a request still
@@ -76,14 +84,22 @@ func Fingerprint(parts ...[]byte) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// CheckIdempotencyKey refuses a key the API does not take: empty, or longer
-// than MaxIdempotencyKey characters.
+// CheckIdempotencyKey refuses a key the API does not take: a key is 1 to
+// MaxIdempotencyKey characters of printable ASCII (space to tilde). Other
+// bytes are refused here, before the key is used: a database keeps text in
+// its own encoding (PostgreSQL refuses bytes that are not UTF-8), and a key
+// that is not printable could not be told back to anyone.
 func CheckIdempotencyKey(key string) error {
-	switch n := len([]rune(key)); {
+	switch n := len(key); {
 	case n == 0:
 		return apperr.Validation("Idempotency-Key", "must not be empty")
 	case n > MaxIdempotencyKey:
 		return apperr.Validation("Idempotency-Key", fmt.Sprintf("must be at most %d characters", MaxIdempotencyKey))
+	}
+	for i := 0; i < len(key); i++ {
+		if key[i] < 0x20 || key[i] > 0x7e {
+			return apperr.Validation("Idempotency-Key", fmt.Sprintf("must be printable ASCII (space to ~); byte %d is 0x%02x", i, key[i]))
+		}
 	}
 	return nil
 }
@@ -155,11 +171,17 @@ func (s *Service) Idempotent(ctx context.Context, req IdempotentRequest, run fun
 		return IdempotentResponse{}, false, apperr.Validation("Idempotency-Key",
 			fmt.Sprintf("the response (%d bytes) is larger than the %d bytes kept for a retry; nothing was changed: ask for fewer fields", len(resp.Body), MaxIdempotentBody))
 	}
+	sealed := s.sealBody(resp.Body)
+	if err := s.checkReplayBudget(ctx, tx, v.UserID, len(sealed)); err != nil {
+		_ = tx.Rollback()
+		s.releaseKey(ctx, rec.ID, token)
+		return IdempotentResponse{}, false, err
+	}
 	n, err := tx.IdempotencyKey.Update().
 		Where(idempotencykey.ID(rec.ID), idempotencykey.State(idempotencyRunning), idempotencykey.Claim(token)).
 		SetState(idempotencyDone).
 		SetStatus(resp.Status).
-		SetBody(s.sealBody(resp.Body)).
+		SetBody(sealed).
 		SetLocation(resp.Location).
 		SetEtag(resp.ETag).
 		Save(system(ctx))
@@ -184,6 +206,53 @@ func (s *Service) Idempotent(ctx context.Context, req IdempotentRequest, run fun
 		s.opts.OnCommit()
 	}
 	return resp, false, nil
+}
+
+// checkReplayBudget refuses a record of size bytes that would take the
+// user's stored replay bodies past MaxIdempotentBytesPerUser, with 429
+// RATE_LIMITED and the time until the user's oldest record expires. It
+// reads in the change's transaction; requests of one user that record at
+// the same moment may pass the bound by their own bodies, at most
+// MaxIdempotentBody each.
+func (s *Service) checkReplayBudget(ctx context.Context, tx *ent.Tx, userID string, size int) error {
+	now := time.Now()
+	q := tx.IdempotencyKey.Query().Where(idempotencykey.UserID(userID), idempotencykey.ExpiresAtGT(now))
+	used, err := storedBytes(system(ctx), q)
+	if err != nil {
+		return err
+	}
+	if used+size <= MaxIdempotentBytesPerUser {
+		return nil
+	}
+	retry := int64(s.idempotencyTTL() / time.Second)
+	if oldest, err := q.Clone().Order(ent.Asc(idempotencykey.FieldExpiresAt)).First(system(ctx)); err == nil {
+		retry = max(1, int64(time.Until(oldest.ExpiresAt)/time.Second)+1)
+	}
+	return apperr.RateLimited(fmt.Sprintf("the responses kept for this user's Idempotency-Key retries reach %d bytes; nothing was changed: retry later, or send the request without the key", MaxIdempotentBytesPerUser),
+		"idempotency", MaxIdempotentBytesPerUser, retry)
+}
+
+// storedBytes sums the lengths of the stored bodies of q's records.
+func storedBytes(ctx context.Context, q *ent.IdempotencyKeyQuery) (int, error) {
+	var sums []struct {
+		Sum *int64 `json:"sum"`
+	}
+	err := q.Aggregate(func(sel *sql.Selector) string {
+		return sql.As("SUM(LENGTH("+sel.C(idempotencykey.FieldBody)+"))", "sum")
+	}).Scan(ctx, &sums)
+	if err != nil {
+		return 0, fmt.Errorf("sum stored replay bytes: %w", err)
+	}
+	if len(sums) == 0 || sums[0].Sum == nil {
+		return 0, nil
+	}
+	return int(*sums[0].Sum), nil
+}
+
+// StoredReplayBytes is what every user's unexpired Idempotency-Key records
+// keep for replays (the metric itemsvc_idempotency_stored_bytes).
+func (s *Service) StoredReplayBytes(ctx context.Context) (int, error) {
+	return storedBytes(system(ctx), s.db.IdempotencyKey.Query().Where(idempotencykey.ExpiresAtGT(time.Now())))
 }
 
 // claimKey claims the key for this request, or returns the recorded

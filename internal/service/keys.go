@@ -94,24 +94,47 @@ func (s *Service) RevokeKey(ctx context.Context, idOrKey string) (string, error)
 	return k.ID, nil
 }
 
+// bootstrapLock is the PostgreSQL advisory lock Bootstrap holds for its
+// transaction, so that replicas starting together take turns.
+const bootstrapLock int64 = 0x69746d7366697273
+
 // Bootstrap makes the first admin and its key when the database has no user
 // yet, and returns the key to print once; on any later start it returns "".
+// The check and the creation are one transaction that holds the database's
+// write lock from its start (SQLite: BEGIN IMMEDIATE, the driver's
+// _txlock) or an advisory lock (PostgreSQL): however many processes start
+// together on an empty database, one makes the admin and its key, and the
+// others then find a user and return "".
 func (s *Service) Bootstrap(ctx context.Context) (string, error) {
-	n, err := s.db.User.Query().Count(system(ctx))
-	if err != nil {
-		return "", fmt.Errorf("count users: %w", err)
-	}
-	if n > 0 {
-		return "", nil
-	}
-	k, err := s.CreateKey(ctx, "admin@localhost", "Admin", true)
-	if ent.IsConstraintError(err) {
-		return "", nil // another replica bootstrapped at the same moment
-	}
+	ctx = system(ctx)
+	var key string
+	err := s.withTx(ctx, func(tx *ent.Tx) error {
+		if s.opts.Dialect == "postgres" {
+			if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock($1)", bootstrapLock); err != nil {
+				return fmt.Errorf("take the first-start lock: %w", err)
+			}
+		}
+		if n, err := tx.User.Query().Count(ctx); err != nil || n > 0 {
+			if err != nil {
+				return fmt.Errorf("count users: %w", err)
+			}
+			return nil
+		}
+		u, err := tx.User.Create().SetEmail("admin@localhost").SetName("Admin").SetRole(user.RoleAdmin).Save(ctx)
+		if err != nil {
+			return fmt.Errorf("create the admin: %w", err)
+		}
+		k := auth.NewKey(s.opts.KeyPrefix)
+		if _, err := tx.APIKey.Create().SetUserID(u.ID).SetKeyHash(auth.HashKey(k)).SetPrefix(auth.DisplayPrefix(k)).Save(ctx); err != nil {
+			return fmt.Errorf("create the admin's key: %w", err)
+		}
+		key = k
+		return nil
+	})
 	if err != nil {
 		return "", fmt.Errorf("bootstrap admin: %w", err)
 	}
-	return k.Key, nil
+	return key, nil
 }
 
 // The scopes of an API key (DESIGN §8).

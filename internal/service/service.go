@@ -21,6 +21,9 @@ import (
 
 // Options tune a Service; the zero value is the production default.
 type Options struct {
+	// Dialect is the database's ("sqlite3" or "postgres"): Bootstrap takes
+	// PostgreSQL's advisory lock on "postgres".
+	Dialect string
 	// KeyRecheck is how long a key's state (revoked, owner role) is trusted
 	// before a token check reads it again: the longest a revoked key's tokens
 	// keep working on another replica. Default 5s.

@@ -280,9 +280,50 @@ subscription ItemEvents {
   });
 
   $('signout').addEventListener('click', () => {
-    signedOut('Signed out: this tab has forgotten the token.');
+    signedOut('Signed out: this tab has forgotten the token, and the playground every API key and token its tabs kept.');
+    forgetCredentials();
     keyInput.focus();
   });
+
+  // credential matches an API key or a token (a JWT) in any text.
+  const credential = /sk_(?:live|test)_[A-Za-z0-9]+|eyJ[\w-]*\.[\w-]*\.[\w-]*/g;
+  const scrub = (text) => (typeof text === 'string' ? text.replace(credential, 'paste an API key') : text);
+
+  // graphiqlStorage is GraphiQL's localStorage with every credential taken
+  // out of what it writes: a key pasted into a tab works in that tab, but
+  // is never kept in the browser (GraphiQL also writes some of its state
+  // later, on a timer, which a clean-up at sign-out could not catch).
+  const graphiqlPrefix = 'graphiql:';
+  const graphiqlStorage = {
+    getItem: (k) => localStorage.getItem(k),
+    setItem: (k, v) => localStorage.setItem(k, scrub(v)),
+    removeItem: (k) => localStorage.removeItem(k),
+    get length() {
+      return Object.keys(localStorage).filter((k) => k.startsWith(graphiqlPrefix)).length;
+    },
+    clear() {
+      for (const k of Object.keys(localStorage)) if (k.startsWith(graphiqlPrefix)) localStorage.removeItem(k);
+    },
+  };
+
+  // forgetCredentials takes every API key and token out of what the page
+  // keeps in the browser (GraphiQL's tabs in localStorage, written before
+  // graphiqlStorage scrubbed them, by an older page) and out of GraphiQL's
+  // memory: it is unmounted, the stores are scrubbed, and it is mounted
+  // again on what is left; the tabs keep their text, with each credential
+  // replaced by a placeholder.
+  function forgetCredentials() {
+    if (graphiqlRoot) graphiqlRoot.unmount();
+    for (const store of [localStorage, sessionStorage]) {
+      for (let i = store.length - 1; i >= 0; i--) {
+        const k = store.key(i);
+        const v = store.getItem(k);
+        const scrubbed = scrub(v);
+        if (scrubbed !== v) store.setItem(k, scrubbed);
+      }
+    }
+    if (graphiqlRoot) mountGraphiQL();
+  }
 
   // fetcher is GraphiQL's: it adds the token unless the headers editor sets
   // an Authorization of its own, and says so when the server is away.
@@ -897,7 +938,16 @@ subscription ItemEvents {
       signedOut(sessionStorage.getItem(tokenKey) ? 'Your session has expired: sign in again with your API key.' : '', true);
     }
     $('graphiql').addEventListener('click', variablesEditor); // hooks example ids onto the editor
-    ReactDOM.createRoot($('graphiql')).render(React.createElement(GraphiQL, {
+    mountGraphiQL();
+  }
+
+  // graphiqlRoot is GraphiQL's React root, once mounted (forgetCredentials
+  // mounts it afresh).
+  let graphiqlRoot = null;
+
+  function mountGraphiQL() {
+    graphiqlRoot = ReactDOM.createRoot($('graphiql'));
+    graphiqlRoot.render(React.createElement(GraphiQL, {
       fetcher,
       // GraphiQL's point-and-click query builder, when its bundle loaded.
       plugins: window.GraphiQLPluginExplorer ? [GraphiQLPluginExplorer.explorerPlugin()] : [],
@@ -905,6 +955,7 @@ subscription ItemEvents {
       defaultEditorToolsVisibility: true,
       isHeadersEditorEnabled: true,
       shouldPersistHeaders: false,
+      storage: graphiqlStorage,
     }));
   }
 
