@@ -68,7 +68,13 @@ func (c *wsClient) init(token string) {
 // subscribe starts operation id.
 func (c *wsClient) subscribe(id, query string) {
 	c.t.Helper()
-	payload, _ := json.Marshal(map[string]any{"query": query})
+	c.subscribeWith(id, query, nil)
+}
+
+// subscribeWith starts operation id with variables.
+func (c *wsClient) subscribeWith(id, query string, vars map[string]any) {
+	c.t.Helper()
+	payload, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
 	if err := wsjson.Write(c.ctx, c.conn, wsMsg{ID: id, Type: "subscribe", Payload: payload}); err != nil {
 		c.t.Fatal(err)
 	}
