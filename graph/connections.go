@@ -39,10 +39,16 @@ func withCanonicalConnections(ctx context.Context) context.Context {
 	if !changed {
 		return ctx
 	}
+	return withSelection(ctx, fc, sel)
+}
+
+// withSelection returns ctx with the current field, fc, selecting sel: a
+// copy of fc beside it, not below it, so that the path stays the same.
+func withSelection(ctx context.Context, fc *graphql.FieldContext, sel ast.SelectionSet) context.Context {
 	cp := *fc
 	cp.Field.Selections = sel
 	ctx = graphql.WithFieldContext(ctx, &cp)
-	cp.Parent = fc.Parent // a sibling of fc, not its child: the path stays the same
+	cp.Parent = fc.Parent
 	return ctx
 }
 

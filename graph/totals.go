@@ -104,11 +104,7 @@ func withoutCountedTotals(ctx context.Context) context.Context {
 	if !changed {
 		return ctx
 	}
-	cp := *fc
-	cp.Field.Selections = sel
-	ctx = graphql.WithFieldContext(ctx, &cp)
-	cp.Parent = fc.Parent // a sibling of fc, not its child: the path stays the same
-	return ctx
+	return withSelection(ctx, fc, sel)
 }
 
 // stripTotals drops totalCount and pageInfo from set when it is the selection
