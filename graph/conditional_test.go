@@ -52,10 +52,10 @@ func TestConditionalMutations(t *testing.T) {
 	}
 	for _, tc := range rows {
 		t.Run(tc.name, func(t *testing.T) {
-			created := gql(t, env, alice.Token, `mutation { createItem(input: {name: "n"}) { id etag } }`, nil).ok(t)
-			id := created.at(t, "createItem", "id").(string)
+			created := testutil.GQL(t, env, alice.Token, `mutation { createItem(input: {name: "n"}) { id etag } }`, nil).OK(t)
+			id := created.At(t, "createItem", "id").(string)
 			var g tags
-			g.stale = created.at(t, "createItem", "etag").(string)
+			g.stale = created.At(t, "createItem", "etag").(string)
 			if rest := env.Do(testutil.Request{Method: "GET", Path: "/v1/items/" + id, Token: alice.Token}).Header.Get("ETag"); rest != g.stale {
 				t.Fatalf("createItem's etag %q, REST's ETag %q", g.stale, rest)
 			}
@@ -70,32 +70,32 @@ func TestConditionalMutations(t *testing.T) {
 			if tc.query == updateOp {
 				vars["name"] = tc.rename
 			}
-			r := gql(t, env, alice.Token, tc.query, vars)
-			if r.code() != tc.code {
-				t.Fatalf("code %q, want %q\n%s", r.code(), tc.code, r.Raw)
+			r := testutil.GQL(t, env, alice.Token, tc.query, vars)
+			if r.Code() != tc.code {
+				t.Fatalf("code %q, want %q\n%s", r.Code(), tc.code, r.Raw)
 			}
 			if tc.code != "" && r.Data != nil && r.Data["updateItem"] != nil {
 				t.Errorf("a refused change returned data: %s", r.Raw)
 			}
 
-			after := gql(t, env, alice.Token, `query($id: ID!) { item(id: $id) { name etag } }`, map[string]any{"id": id})
+			after := testutil.GQL(t, env, alice.Token, `query($id: ID!) { item(id: $id) { name etag } }`, map[string]any{"id": id})
 			switch {
 			case tc.gone:
-				if after.code() != "NOT_FOUND" {
+				if after.Code() != "NOT_FOUND" {
 					t.Errorf("the item is still there: %s", after.Raw)
 				}
 			case tc.code != "":
-				if after.ok(t).at(t, "item", "etag") != g.fresh || after.at(t, "item", "name") != "n" {
+				if after.OK(t).At(t, "item", "etag") != g.fresh || after.At(t, "item", "name") != "n" {
 					t.Errorf("a refused change changed the item: %s", after.Raw)
 				}
 			case tc.etag == "same":
-				if r.at(t, "updateItem", "etag") != g.fresh {
-					t.Errorf("etag %v after no change, want %q", r.at(t, "updateItem", "etag"), g.fresh)
+				if r.At(t, "updateItem", "etag") != g.fresh {
+					t.Errorf("etag %v after no change, want %q", r.At(t, "updateItem", "etag"), g.fresh)
 				}
 			case tc.etag == "moved":
-				got := r.at(t, "updateItem", "etag")
-				if got == g.fresh || got != after.ok(t).at(t, "item", "etag") {
-					t.Errorf("etag %v after a change from %q; item now says %v", got, g.fresh, after.at(t, "item", "etag"))
+				got := r.At(t, "updateItem", "etag")
+				if got == g.fresh || got != after.OK(t).At(t, "item", "etag") {
+					t.Errorf("etag %v after a change from %q; item now says %v", got, g.fresh, after.At(t, "item", "etag"))
 				}
 			}
 		})
@@ -120,8 +120,8 @@ func TestConditionalEtagEverywhere(t *testing.T) {
 	}
 	for _, tc := range rows {
 		t.Run(tc.name, func(t *testing.T) {
-			r := gql(t, env, env.Alice.Token, tc.query, map[string]any{"id": id}).ok(t)
-			if got := r.at(t, tc.path...); got != want {
+			r := testutil.GQL(t, env, env.Alice.Token, tc.query, map[string]any{"id": id}).OK(t)
+			if got := r.At(t, tc.path...); got != want {
 				t.Errorf("etag %v, want REST's %q", got, want)
 			}
 		})

@@ -20,10 +20,10 @@ func TestConnectionAliases(t *testing.T) {
 	}
 	env.CreateItem(env.Bob, "bob's")
 	// The third item of Alice's first page of two, as $after.
-	page := gql(t, env, env.Alice.Token, `{ items(first: 2) { pageInfo { endCursor } edges { cursor } } }`, nil).ok(t)
-	second := page.at(t, "items", "pageInfo", "endCursor")
-	fourth := gql(t, env, env.Alice.Token, `query($a: Cursor) { items(first: 2, after: $a) { edges { cursor } } }`,
-		map[string]any{"a": second}).ok(t).at(t, "items", "edges", 1, "cursor")
+	page := testutil.GQL(t, env, env.Alice.Token, `{ items(first: 2) { pageInfo { endCursor } edges { cursor } } }`, nil).OK(t)
+	second := page.At(t, "items", "pageInfo", "endCursor")
+	fourth := testutil.GQL(t, env, env.Alice.Token, `query($a: Cursor) { items(first: 2, after: $a) { edges { cursor } } }`,
+		map[string]any{"a": second}).OK(t).At(t, "items", "edges", 1, "cursor")
 
 	cases := []struct {
 		name  string
@@ -70,8 +70,8 @@ func TestConnectionAliases(t *testing.T) {
 			if c.admin {
 				token = env.Admin.Token
 			}
-			got := walk(renameKeys(gql(t, env, token, c.query, c.vars).ok(t).Data, c.names), c.at)
-			want := walk(gql(t, env, token, c.ref, c.vars).ok(t).Data, c.at)
+			got := walk(renameKeys(testutil.GQL(t, env, token, c.query, c.vars).OK(t).Data, c.names), c.at)
+			want := walk(testutil.GQL(t, env, token, c.ref, c.vars).OK(t).Data, c.at)
 			if !reflect.DeepEqual(got, want) || isEmpty(want) {
 				g, _ := json.Marshal(got)
 				w, _ := json.Marshal(want)

@@ -30,15 +30,15 @@ func TestEnumSpelling(t *testing.T) {
 			ID string `json:"id"`
 		} `json:"data"`
 	}
-	mustJSON(t, env.Do(testutil.Request{Method: "GET", Path: "/v1/events", Token: env.Alice.Token}).Body, &feed)
+	testutil.MustJSON(t, env.Do(testutil.Request{Method: "GET", Path: "/v1/events", Token: env.Alice.Token}).Body, &feed)
 	if len(feed.Data) != 1 {
 		t.Fatalf("alice's feed holds %d events, want 1 (the create of %s)", len(feed.Data), before)
 	}
 	after := feed.Data[0].ID
 
-	r := gql(t, env, env.Alice.Token, `mutation { createItem(input: {name: "Lamp", status: ARCHIVED}) { id status } }`, nil).ok(t)
-	id := r.at(t, "createItem", "id").(string)
-	if got := r.at(t, "createItem", "status"); got != "ARCHIVED" {
+	r := testutil.GQL(t, env, env.Alice.Token, `mutation { createItem(input: {name: "Lamp", status: ARCHIVED}) { id status } }`, nil).OK(t)
+	id := r.At(t, "createItem", "id").(string)
+	if got := r.At(t, "createItem", "status"); got != "ARCHIVED" {
 		t.Fatalf("createItem answered status %v, want ARCHIVED", got)
 	}
 	restStatus := func() any {
@@ -56,12 +56,12 @@ func TestEnumSpelling(t *testing.T) {
 	}
 
 	t.Run("query output", func(t *testing.T) {
-		r := gql(t, env, env.Alice.Token, `query($id: ID!) { item(id: $id) { status } node(id: $id) { ... on Item { status } } me { role } }`, map[string]any{"id": id}).ok(t)
-		if r.at(t, "item", "status") != "ARCHIVED" || r.at(t, "node", "status") != "ARCHIVED" || r.at(t, "me", "role") != "USER" {
+		r := testutil.GQL(t, env, env.Alice.Token, `query($id: ID!) { item(id: $id) { status } node(id: $id) { ... on Item { status } } me { role } }`, map[string]any{"id": id}).OK(t)
+		if r.At(t, "item", "status") != "ARCHIVED" || r.At(t, "node", "status") != "ARCHIVED" || r.At(t, "me", "role") != "USER" {
 			t.Fatalf("want ARCHIVED and USER: %s", r.Raw)
 		}
-		r = gql(t, env, env.Admin.Token, `{ me { role } }`, nil).ok(t)
-		if r.at(t, "me", "role") != "ADMIN" {
+		r = testutil.GQL(t, env, env.Admin.Token, `{ me { role } }`, nil).OK(t)
+		if r.At(t, "me", "role") != "ADMIN" {
 			t.Fatalf("want ADMIN: %s", r.Raw)
 		}
 		var me map[string]any
@@ -82,21 +82,21 @@ func TestEnumSpelling(t *testing.T) {
 			{"variable", `query($s: ItemStatus) { items(where: {status: $s}) { edges { node { id } } } }`, map[string]any{"s": "ARCHIVED"}},
 			{"variable where", `query($w: ItemWhereInput) { items(where: $w) { edges { node { id } } } }`, map[string]any{"w": map[string]any{"statusIn": []string{"ARCHIVED"}}}},
 		} {
-			r := gql(t, env, env.Alice.Token, c.query, c.vars).ok(t)
-			if got := r.ids(t, "items"); len(got) != 1 || got[0] != id {
+			r := testutil.GQL(t, env, env.Alice.Token, c.query, c.vars).OK(t)
+			if got := r.IDs(t, "items"); len(got) != 1 || got[0] != id {
 				t.Errorf("%s: items %v, want only %s", c.name, got, id)
 			}
 		}
-		r := gql(t, env, env.Admin.Token, `{ users(where: {role: ADMIN}) { edges { node { role } } } }`, nil).ok(t)
-		if edges := r.at(t, "users", "edges").([]any); len(edges) != 1 {
+		r := testutil.GQL(t, env, env.Admin.Token, `{ users(where: {role: ADMIN}) { edges { node { role } } } }`, nil).OK(t)
+		if edges := r.At(t, "users", "edges").([]any); len(edges) != 1 {
 			t.Errorf("users with role ADMIN: %s", r.Raw)
 		}
 	})
 
 	t.Run("input", func(t *testing.T) {
-		r := gql(t, env, env.Alice.Token, `mutation($id: ID!, $in: UpdateItemInput!) { updateItem(id: $id, input: $in) { status } }`,
-			map[string]any{"id": id, "in": map[string]any{"status": "ACTIVE"}}).ok(t)
-		if r.at(t, "updateItem", "status") != "ACTIVE" || restStatus() != "active" {
+		r := testutil.GQL(t, env, env.Alice.Token, `mutation($id: ID!, $in: UpdateItemInput!) { updateItem(id: $id, input: $in) { status } }`,
+			map[string]any{"id": id, "in": map[string]any{"status": "ACTIVE"}}).OK(t)
+		if r.At(t, "updateItem", "status") != "ACTIVE" || restStatus() != "active" {
 			t.Fatalf("updateItem to ACTIVE: %s; REST shows %v", r.Raw, restStatus())
 		}
 	})
@@ -113,8 +113,8 @@ func TestEnumSpelling(t *testing.T) {
 			{"input", `mutation($in: CreateItemInput!) { createItem(input: $in) { id } }`, map[string]any{"in": map[string]any{"name": "n", "status": "active"}}, "status"},
 			{"role", `{ users(where: {roleIn: [admin]}) { totalCount } }`, nil, "roleIn"},
 		} {
-			r := gql(t, env, env.Admin.Token, c.query, c.vars)
-			if r.code() != "VALIDATION_ERROR" || r.Data != nil && r.Data["createItem"] != nil {
+			r := testutil.GQL(t, env, env.Admin.Token, c.query, c.vars)
+			if r.Code() != "VALIDATION_ERROR" || r.Data != nil && r.Data["createItem"] != nil {
 				t.Errorf("%s: want VALIDATION_ERROR: %s", c.name, r.Raw)
 				continue
 			}
@@ -132,7 +132,7 @@ func TestEnumSpelling(t *testing.T) {
 	t.Run("subscription", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		resp := postSSE(ctx, t, srv, env.Alice.Token,
+		resp := testutil.PostSSE(ctx, t, srv, env.Alice.Token,
 			`subscription($after: ID) { itemEvents(after: $after) { type item { id status owner { role } } } }`,
 			map[string]any{"after": after})
 		defer resp.Body.Close()
@@ -153,7 +153,7 @@ func TestEnumSpelling(t *testing.T) {
 					}
 				}
 			}
-			mustJSON(t, []byte(data), &ev)
+			testutil.MustJSON(t, []byte(data), &ev)
 			e := ev.Data.ItemEvents
 			if e.Type != "CREATED" || e.Item.ID != id || e.Item.Status != "ARCHIVED" || e.Item.Owner.Role != "USER" {
 				t.Fatalf("the first event after %s: %s; want the creation of %s, ARCHIVED, owned by a USER", after, data, id)

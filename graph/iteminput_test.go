@@ -32,8 +32,8 @@ func TestItemInputs(t *testing.T) {
 	}
 	for _, c := range refused {
 		t.Run(c.name, func(t *testing.T) {
-			r := gql(t, env, env.Alice.Token, c.query, c.vars)
-			if r.Status != 200 || len(r.Errors) != 1 || r.code() != "VALIDATION_ERROR" || r.Data != nil {
+			r := testutil.GQL(t, env, env.Alice.Token, c.query, c.vars)
+			if r.Status != 200 || len(r.Errors) != 1 || r.Code() != "VALIDATION_ERROR" || r.Data != nil {
 				t.Fatalf("want one VALIDATION_ERROR refusing the operation: %d %s", r.Status, r.Raw)
 			}
 			if p := r.Errors[0].Path; len(p) > 0 && p[0] != "variable" {
@@ -53,12 +53,12 @@ func TestItemInputs(t *testing.T) {
 	}
 
 	id := env.CreateItem(env.Alice, "Lamp")
-	r := gql(t, env, env.Alice.Token, `mutation($id: ID!) { updateItem(id: $id, input: {}) { name description } }`, map[string]any{"id": id}).ok(t)
-	if r.at(t, "updateItem", "name") != "Lamp" {
+	r := testutil.GQL(t, env, env.Alice.Token, `mutation($id: ID!) { updateItem(id: $id, input: {}) { name description } }`, map[string]any{"id": id}).OK(t)
+	if r.At(t, "updateItem", "name") != "Lamp" {
 		t.Fatalf("an empty update changed the item: %s", r.Raw)
 	}
-	r = gql(t, env, env.Alice.Token, `mutation($id: ID!) { updateItem(id: $id, input: {name: null, description: "oak"}) { name description } }`, map[string]any{"id": id}).ok(t)
-	if r.at(t, "updateItem", "name") != "Lamp" || r.at(t, "updateItem", "description") != "oak" {
+	r = testutil.GQL(t, env, env.Alice.Token, `mutation($id: ID!) { updateItem(id: $id, input: {name: null, description: "oak"}) { name description } }`, map[string]any{"id": id}).OK(t)
+	if r.At(t, "updateItem", "name") != "Lamp" || r.At(t, "updateItem", "description") != "oak" {
 		t.Fatalf("a null name was not left as it is: %s", r.Raw)
 	}
 }

@@ -23,8 +23,8 @@ func TestMutationsLoadEdges(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := gql(t, env, env.Alice.Token, tc.query, tc.vars).ok(t)
-			if got := r.at(t, tc.field, "owner", "id"); got != env.Alice.UserID {
+			r := testutil.GQL(t, env, env.Alice.Token, tc.query, tc.vars).OK(t)
+			if got := r.At(t, tc.field, "owner", "id"); got != env.Alice.UserID {
 				t.Fatalf("owner %v, want %s", got, env.Alice.UserID)
 			}
 		})

@@ -29,8 +29,8 @@ func restItem(t *testing.T, env *testutil.Env, as testutil.Actor, id string) map
 
 func gqlItem(t *testing.T, env *testutil.Env, as testutil.Actor, id string) map[string]any {
 	t.Helper()
-	r := gql(t, env, as.Token, `query($id: ID!) { item(id: $id) { `+itemFields+` } }`, map[string]any{"id": id}).ok(t)
-	return r.at(t, "item").(map[string]any)
+	r := testutil.GQL(t, env, as.Token, `query($id: ID!) { item(id: $id) { `+itemFields+` } }`, map[string]any{"id": id}).OK(t)
+	return r.At(t, "item").(map[string]any)
 }
 
 func sameItem(t *testing.T, rest, graph map[string]any) {
@@ -48,9 +48,9 @@ func TestParityData(t *testing.T) {
 	env := testutil.New(t)
 
 	t.Run("create GraphQL, read REST and GraphQL", func(t *testing.T) {
-		r := gql(t, env, env.Alice.Token, `mutation($in: CreateItemInput!) { createItem(input: $in) { `+itemFields+` } }`,
-			map[string]any{"in": map[string]any{"name": "  Lamp ", "description": "desk", "status": "ARCHIVED"}}).ok(t)
-		created := r.at(t, "createItem").(map[string]any)
+		r := testutil.GQL(t, env, env.Alice.Token, `mutation($in: CreateItemInput!) { createItem(input: $in) { `+itemFields+` } }`,
+			map[string]any{"in": map[string]any{"name": "  Lamp ", "description": "desk", "status": "ARCHIVED"}}).OK(t)
+		created := r.At(t, "createItem").(map[string]any)
 		if created["name"] != "Lamp" || created["userID"] != env.Alice.UserID || created["status"] != "ARCHIVED" {
 			t.Fatalf("created %v", created)
 		}
@@ -63,15 +63,15 @@ func TestParityData(t *testing.T) {
 		id := env.CreateItem(env.Alice, "Chair")
 		viaREST := restItem(t, env, env.Alice, id)
 		sameItem(t, viaREST, gqlItem(t, env, env.Alice, id))
-		r := gql(t, env, env.Alice.Token, `query($id: ID!) { node(id: $id) { ... on Item { `+itemFields+` } } }`, map[string]any{"id": id}).ok(t)
-		sameItem(t, viaREST, r.at(t, "node").(map[string]any))
+		r := testutil.GQL(t, env, env.Alice.Token, `query($id: ID!) { node(id: $id) { ... on Item { `+itemFields+` } } }`, map[string]any{"id": id}).OK(t)
+		sameItem(t, viaREST, r.At(t, "node").(map[string]any))
 	})
 
 	t.Run("update GraphQL, read REST", func(t *testing.T) {
 		id := env.CreateItem(env.Alice, "Desk")
-		r := gql(t, env, env.Alice.Token, `mutation($id: ID!) { updateItem(id: $id, input: {description: "oak"}) { `+itemFields+` } }`,
-			map[string]any{"id": id}).ok(t)
-		updated := r.at(t, "updateItem").(map[string]any)
+		r := testutil.GQL(t, env, env.Alice.Token, `mutation($id: ID!) { updateItem(id: $id, input: {description: "oak"}) { `+itemFields+` } }`,
+			map[string]any{"id": id}).OK(t)
+		updated := r.At(t, "updateItem").(map[string]any)
 		if updated["description"] != "oak" || updated["name"] != "Desk" {
 			t.Fatalf("updated %v", updated)
 		}
@@ -93,9 +93,9 @@ func TestParityData(t *testing.T) {
 
 	t.Run("delete GraphQL, gone on REST", func(t *testing.T) {
 		id := env.CreateItem(env.Alice, "Bin")
-		r := gql(t, env, env.Alice.Token, `mutation($id: ID!) { deleteItem(id: $id) }`, map[string]any{"id": id}).ok(t)
-		if r.at(t, "deleteItem") != id {
-			t.Fatalf("deleteItem returned %v", r.at(t, "deleteItem"))
+		r := testutil.GQL(t, env, env.Alice.Token, `mutation($id: ID!) { deleteItem(id: $id) }`, map[string]any{"id": id}).OK(t)
+		if r.At(t, "deleteItem") != id {
+			t.Fatalf("deleteItem returned %v", r.At(t, "deleteItem"))
 		}
 		if res := env.Do(testutil.Request{Method: "GET", Path: "/v1/items/" + id, Token: env.Alice.Token}); res.ErrorCode() != "NOT_FOUND" {
 			t.Fatalf("REST after delete: %d %s", res.Status, res.Body)
@@ -107,8 +107,8 @@ func TestParityData(t *testing.T) {
 		if res := env.Do(testutil.Request{Method: "DELETE", Path: "/v1/items/" + id, Token: env.Alice.Token}); res.Status != http.StatusOK {
 			t.Fatalf("DELETE: %d %s", res.Status, res.Body)
 		}
-		r := gql(t, env, env.Alice.Token, `query($id: ID!) { item(id: $id) { id } }`, map[string]any{"id": id})
-		if r.code() != "NOT_FOUND" {
+		r := testutil.GQL(t, env, env.Alice.Token, `query($id: ID!) { item(id: $id) { id } }`, map[string]any{"id": id})
+		if r.Code() != "NOT_FOUND" {
 			t.Fatalf("GraphQL after delete: %s", r.Raw)
 		}
 	})
@@ -117,8 +117,8 @@ func TestParityData(t *testing.T) {
 		res := env.Do(testutil.Request{Method: "GET", Path: "/v1/users/me", Token: env.Alice.Token})
 		var me map[string]any
 		res.Data(t, &me)
-		r := gql(t, env, env.Alice.Token, `{ me { id email name role createdAt updatedAt } }`, nil).ok(t)
-		g := r.at(t, "me").(map[string]any)
+		r := testutil.GQL(t, env, env.Alice.Token, `{ me { id email name role createdAt updatedAt } }`, nil).OK(t)
+		g := r.At(t, "me").(map[string]any)
 		for rk, gk := range map[string]string{"id": "id", "email": "email", "name": "name", "role": "role", "created_at": "createdAt", "updated_at": "updatedAt"} {
 			if rk == "role" {
 				me[rk] = strings.ToUpper(me[rk].(string)) // user is USER: TestEnumSpelling
@@ -127,11 +127,11 @@ func TestParityData(t *testing.T) {
 				t.Errorf("%s: REST %v, GraphQL %v", rk, me[rk], g[gk])
 			}
 		}
-		r = gql(t, env, "", `mutation($k: String!) { login(apiKey: $k) { accessToken tokenType expiresIn } }`, map[string]any{"k": env.Alice.Key}).ok(t)
-		if r.at(t, "login", "tokenType") != "Bearer" || r.at(t, "login", "expiresIn") != float64(3600) {
+		r = testutil.GQL(t, env, "", `mutation($k: String!) { login(apiKey: $k) { accessToken tokenType expiresIn } }`, map[string]any{"k": env.Alice.Key}).OK(t)
+		if r.At(t, "login", "tokenType") != "Bearer" || r.At(t, "login", "expiresIn") != float64(3600) {
 			t.Fatalf("login: %s", r.Raw)
 		}
-		tok := r.at(t, "login", "accessToken").(string)
+		tok := r.At(t, "login", "accessToken").(string)
 		if res := env.Do(testutil.Request{Method: "GET", Path: "/v1/users/me", Token: tok}); res.Status != http.StatusOK {
 			t.Fatalf("a GraphQL token on REST: %d %s", res.Status, res.Body)
 		}
@@ -259,8 +259,8 @@ func TestParityErrors(t *testing.T) {
 			if res.Status != c.restStatus || res.ErrorCode() != c.code {
 				t.Fatalf("REST: %d %s, want %d %s", res.Status, res.Body, c.restStatus, c.code)
 			}
-			r := gql(t, env, c.token, c.query, c.vars)
-			if r.Status != c.gqlStatus || r.code() != c.code {
+			r := testutil.GQL(t, env, c.token, c.query, c.vars)
+			if r.Status != c.gqlStatus || r.Code() != c.code {
 				t.Fatalf("GraphQL: %d %s, want %d %s", r.Status, r.Raw, c.gqlStatus, c.code)
 			}
 			if r.Errors[0].Message == "" {
@@ -272,7 +272,7 @@ func TestParityErrors(t *testing.T) {
 						Details map[string]any `json:"details"`
 					} `json:"error"`
 				}
-				mustJSON(t, res.Body, &restErr)
+				testutil.MustJSON(t, res.Body, &restErr)
 				if restErr.Error.Details["field"] != c.field || r.Errors[0].Extensions["field"] != c.field {
 					t.Errorf("field: REST %v, GraphQL %v, want %s", restErr.Error.Details["field"], r.Errors[0].Extensions["field"], c.field)
 				}
@@ -302,7 +302,7 @@ func TestParityDefaultOrder(t *testing.T) {
 		for i, it := range rest {
 			want[i] = it.ID
 		}
-		got := gql(t, env, as.Token, `{ items(first: 3) { edges { node { id } } } }`, nil).ok(t).ids(t, "items")
+		got := testutil.GQL(t, env, as.Token, `{ items(first: 3) { edges { node { id } } } }`, nil).OK(t).IDs(t, "items")
 		if strings.Join(got, ",") != strings.Join(want, ",") {
 			t.Errorf("GraphQL default order %v, REST %v", got, want)
 		}

@@ -99,9 +99,9 @@ func TestPrivacy(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := gql(t, env, c.as.Token, c.query, vars)
-			if r.Status != 200 || r.code() != c.want.code {
-				t.Fatalf("status %d, code %q, want %q\n%s", r.Status, r.code(), c.want.code, r.Raw)
+			r := testutil.GQL(t, env, c.as.Token, c.query, vars)
+			if r.Status != 200 || r.Code() != c.want.code {
+				t.Fatalf("status %d, code %q, want %q\n%s", r.Status, r.Code(), c.want.code, r.Raw)
 			}
 			if c.path == nil {
 				if r.Data != nil && len(r.Errors) == 0 {
@@ -109,13 +109,13 @@ func TestPrivacy(t *testing.T) {
 				}
 				return
 			}
-			v := r.at(t, c.path...)
+			v := r.At(t, c.path...)
 			var got []string
 			switch v := v.(type) {
 			case map[string]any:
 				if _, conn := v["totalCount"]; conn {
 					if c.want.ids != nil {
-						got = r.ids(t, c.path...)
+						got = r.IDs(t, c.path...)
 					}
 					if n := int(v["totalCount"].(float64)); n != c.want.total {
 						t.Errorf("totalCount = %d, want %d", n, c.want.total)

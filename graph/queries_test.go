@@ -33,8 +33,8 @@ func TestNoNPlusOne(t *testing.T) {
 	const query = `{ items(first: 20) { totalCount edges { node { id name owner { id email items { totalCount } } } } } }`
 	count := func(as testutil.Actor) (int64, int) {
 		statements.Store(0)
-		r := gql(t, env, as.Token, query, nil).ok(t)
-		return statements.Load(), len(r.ids(t, "items"))
+		r := testutil.GQL(t, env, as.Token, query, nil).OK(t)
+		return statements.Load(), len(r.IDs(t, "items"))
 	}
 
 	env.CreateItem(env.Alice, "first")

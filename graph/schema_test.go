@@ -52,9 +52,9 @@ func TestSchemaSnapshot(t *testing.T) {
 	}
 
 	env := testutil.New(t)
-	r := gql(t, env, env.Alice.Token, `{ __schema { types { name } directives { name } } }`, nil).ok(t)
+	r := testutil.GQL(t, env, env.Alice.Token, `{ __schema { types { name } directives { name } } }`, nil).OK(t)
 	var introspected []string
-	for _, ty := range r.at(t, "__schema", "types").([]any) {
+	for _, ty := range r.At(t, "__schema", "types").([]any) {
 		name := ty.(map[string]any)["name"].(string)
 		if def := schema.Types[name]; !strings.HasPrefix(name, "__") && def != nil && !def.BuiltIn {
 			introspected = append(introspected, name)
@@ -71,7 +71,7 @@ func TestSchemaSnapshot(t *testing.T) {
 	if !slices.Equal(introspected, declared) {
 		t.Errorf("introspection shows types %v, the schema declares %v", introspected, declared)
 	}
-	for _, d := range r.at(t, "__schema", "directives").([]any) {
+	for _, d := range r.At(t, "__schema", "directives").([]any) {
 		name := d.(map[string]any)["name"].(string)
 		if !slices.Contains([]string{"include", "skip", "deprecated", "specifiedBy", "oneOf", "defer"}, name) {
 			t.Errorf("introspection shows the directive @%s, which is not GraphQL's own", name)
@@ -101,10 +101,10 @@ func firstDifference(want, got string) string {
 // edges, never null, as the non-null schema promises.
 func TestEmptyConnection(t *testing.T) {
 	env := testutil.New(t)
-	r := gql(t, env, env.Alice.Token, `{ items { totalCount edges { node { id } } } me { items { edges { cursor } } } }`, nil).ok(t)
+	r := testutil.GQL(t, env, env.Alice.Token, `{ items { totalCount edges { node { id } } } me { items { edges { cursor } } } }`, nil).OK(t)
 	for _, path := range [][]any{{"items", "edges"}, {"me", "items", "edges"}} {
-		if edges, ok := r.at(t, path...).([]any); !ok || len(edges) != 0 {
-			t.Errorf("%v = %v, want []", path, r.at(t, path...))
+		if edges, ok := r.At(t, path...).([]any); !ok || len(edges) != 0 {
+			t.Errorf("%v = %v, want []", path, r.At(t, path...))
 		}
 	}
 }
@@ -123,27 +123,27 @@ func TestEdgeCursors(t *testing.T) {
 			edges { cursor node { id } } pageInfo { startCursor endCursor }
 		}
 	}`
-	all := gql(t, env, env.Alice.Token, page, map[string]any{"first": 5}).ok(t)
-	ids := all.ids(t, "items")
+	all := testutil.GQL(t, env, env.Alice.Token, page, map[string]any{"first": 5}).OK(t)
+	ids := all.IDs(t, "items")
 	if len(ids) != 5 {
 		t.Fatalf("%d items, want 5", len(ids))
 	}
-	cursor := func(r gqlResponse, i int) any { return r.at(t, "items", "edges", i, "cursor") }
+	cursor := func(r testutil.GQLResponse, i int) any { return r.At(t, "items", "edges", i, "cursor") }
 	for _, vars := range []map[string]any{{"first": 2}, {"last": 2}} {
-		r := gql(t, env, env.Alice.Token, page, vars).ok(t)
-		if got, want := r.at(t, "items", "pageInfo", "startCursor"), cursor(r, 0); got != want {
+		r := testutil.GQL(t, env, env.Alice.Token, page, vars).OK(t)
+		if got, want := r.At(t, "items", "pageInfo", "startCursor"), cursor(r, 0); got != want {
 			t.Errorf("%v: startCursor %v, first edge's %v", vars, got, want)
 		}
-		if got, want := r.at(t, "items", "pageInfo", "endCursor"), cursor(r, 1); got != want {
+		if got, want := r.At(t, "items", "pageInfo", "endCursor"), cursor(r, 1); got != want {
 			t.Errorf("%v: endCursor %v, last edge's %v", vars, got, want)
 		}
 	}
-	next := gql(t, env, env.Alice.Token, page, map[string]any{"first": 2, "after": cursor(all, 1)}).ok(t)
-	if got := next.ids(t, "items"); fmt.Sprint(got) != fmt.Sprint(ids[2:4]) {
+	next := testutil.GQL(t, env, env.Alice.Token, page, map[string]any{"first": 2, "after": cursor(all, 1)}).OK(t)
+	if got := next.IDs(t, "items"); fmt.Sprint(got) != fmt.Sprint(ids[2:4]) {
 		t.Errorf("after the second edge's cursor: %v, want %v", got, ids[2:4])
 	}
-	prev := gql(t, env, env.Alice.Token, page, map[string]any{"last": 2, "before": cursor(all, 3)}).ok(t)
-	if got := prev.ids(t, "items"); fmt.Sprint(got) != fmt.Sprint(ids[1:3]) {
+	prev := testutil.GQL(t, env, env.Alice.Token, page, map[string]any{"last": 2, "before": cursor(all, 3)}).OK(t)
+	if got := prev.IDs(t, "items"); fmt.Sprint(got) != fmt.Sprint(ids[1:3]) {
 		t.Errorf("before the fourth edge's cursor: %v, want %v", got, ids[1:3])
 	}
 }

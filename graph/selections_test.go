@@ -33,9 +33,9 @@ func TestMergedSelections(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for range 3 {
-				r := gql(t, env, env.Alice.Token, tc.query, nil).ok(t)
+				r := testutil.GQL(t, env, env.Alice.Token, tc.query, nil).OK(t)
 				for alias, want := range tc.want {
-					node, _ := r.at(t, alias, "edges", 0, "node").(map[string]any)
+					node, _ := r.At(t, alias, "edges", 0, "node").(map[string]any)
 					var got []string
 					for k := range node {
 						got = append(got, k)

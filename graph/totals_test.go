@@ -128,7 +128,7 @@ func TestCountedTotals(t *testing.T) {
 						Pagination struct{ Total, Pages int } `json:"pagination"`
 					} `json:"meta"`
 				}
-				mustJSON(t, res.Body, &body)
+				testutil.MustJSON(t, res.Body, &body)
 				p := body.Meta.Pagination
 				if res.Status != 200 || p.Total != c.total || p.Pages != (c.total+1)/2 {
 					t.Errorf("REST page %s: %d, total %d pages %d; want total %d pages %d", page, res.Status, p.Total, p.Pages, c.total, (c.total+1)/2)
@@ -139,12 +139,12 @@ func TestCountedTotals(t *testing.T) {
 			}
 
 			want := c.total // GraphQL: another owner's items are filtered away, not refused
-			r := gql(t, env, c.as.Token, `query($w: ItemWhereInput) { items(first: 2, where: $w) { totalCount edges { node { id } } } }`,
-				map[string]any{"w": where}).ok(t)
-			if got := r.at(t, "items", "totalCount"); got != float64(want) {
+			r := testutil.GQL(t, env, c.as.Token, `query($w: ItemWhereInput) { items(first: 2, where: $w) { totalCount edges { node { id } } } }`,
+				map[string]any{"w": where}).OK(t)
+			if got := r.At(t, "items", "totalCount"); got != float64(want) {
 				t.Errorf("GraphQL totalCount %v, want %d", got, want)
 			}
-			if n := len(r.ids(t, "items")); n != min(2, want) {
+			if n := len(r.IDs(t, "items")); n != min(2, want) {
 				t.Errorf("GraphQL %d nodes, want %d", n, min(2, want))
 			}
 			if counts := log.itemCounts(); len(counts) > 0 {
@@ -196,8 +196,8 @@ func TestCountedTotalsOfUsers(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			log.take()
-			r := gql(t, env, c.as.Token, c.query, c.vars).ok(t)
-			if got := r.at(t, c.path...); got != c.want {
+			r := testutil.GQL(t, env, c.as.Token, c.query, c.vars).OK(t)
+			if got := r.At(t, c.path...); got != c.want {
 				t.Errorf("%v = %v, want %v: %s", c.path, got, c.want, r.Raw)
 			}
 			// The counted cases also prove the statement log sees a count.

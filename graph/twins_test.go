@@ -333,7 +333,7 @@ func (c parityCase) run(t *testing.T, env *testutil.Env, schema *ast.Schema) {
 			vars[k] = v
 		}
 	}
-	r := gql(t, env, c.as.Token, withFragments(c.query), vars)
+	r := testutil.GQL(t, env, c.as.Token, withFragments(c.query), vars)
 
 	if res.Status != c.status || res.ErrorCode() != c.code {
 		t.Fatalf("REST %s %s: %d %s, want %d %s", c.method, path, res.Status, res.Body, c.status, c.code)
@@ -343,13 +343,13 @@ func (c parityCase) run(t *testing.T, env *testutil.Env, schema *ast.Schema) {
 		if c.status == 401 {
 			wantStatus = 401 // refused before GraphQL runs, with REST's status
 		}
-		if r.Status != wantStatus || r.code() != c.code {
+		if r.Status != wantStatus || r.Code() != c.code {
 			t.Fatalf("GraphQL: %d %s, want %d %s", r.Status, r.Raw, wantStatus, c.code)
 		}
 		var restErr struct {
 			Error struct{ Details map[string]any } `json:"error"`
 		}
-		mustJSON(t, res.Body, &restErr)
+		testutil.MustJSON(t, res.Body, &restErr)
 		gqlField := c.gqlField
 		if gqlField == "" {
 			gqlField = c.field
@@ -359,7 +359,7 @@ func (c parityCase) run(t *testing.T, env *testutil.Env, schema *ast.Schema) {
 		}
 		return
 	}
-	r.ok(t)
+	r.OK(t)
 
 	var envelope struct {
 		Data json.RawMessage `json:"data"`
@@ -370,9 +370,9 @@ func (c parityCase) run(t *testing.T, env *testutil.Env, schema *ast.Schema) {
 			} `json:"pagination"`
 		} `json:"meta"`
 	}
-	mustJSON(t, res.Body, &envelope)
+	testutil.MustJSON(t, res.Body, &envelope)
 	var restData any
-	mustJSON(t, envelope.Data, &restData)
+	testutil.MustJSON(t, envelope.Data, &restData)
 	keys := strings.Split(c.at, ".")
 	var graphData any = r.Data
 	for _, k := range keys {

@@ -3,6 +3,8 @@ package graph_test
 import (
 	"slices"
 	"testing"
+
+	"github.com/acme/itemsvc/internal/testutil"
 )
 
 // TestWebhookConnections: what the webhooks, deliveries and events
@@ -18,8 +20,8 @@ func TestWebhookConnections(t *testing.T) {
 	slices.Reverse(hooks) // newest first
 	env.WaitPublished()
 
-	itemCursor := gql(t, env.Env, alice.Token, `{ items(first: 1) { edges { cursor } } }`, nil).ok(t).at(t, "items", "edges", 0, "cursor")
-	webhookCursor := gql(t, env.Env, alice.Token, `{ webhooks(first: 1) { edges { cursor } } }`, nil).ok(t).at(t, "webhooks", "edges", 0, "cursor")
+	itemCursor := testutil.GQL(t, env.Env, alice.Token, `{ items(first: 1) { edges { cursor } } }`, nil).OK(t).At(t, "items", "edges", 0, "cursor")
+	webhookCursor := testutil.GQL(t, env.Env, alice.Token, `{ webhooks(first: 1) { edges { cursor } } }`, nil).OK(t).At(t, "webhooks", "edges", 0, "cursor")
 
 	cases := []struct {
 		name  string
@@ -27,17 +29,17 @@ func TestWebhookConnections(t *testing.T) {
 		vars  map[string]any
 		code  string // "" on success
 		field string
-		check func(t *testing.T, r gqlResponse)
+		check func(t *testing.T, r testutil.GQLResponse)
 	}{
 		{name: "webhooks: first 0 is a page of none, with what follows", query: `{ webhooks(first: 0) { totalCount pageInfo { hasNextPage endCursor } edges { node { id } } } }`,
-			check: func(t *testing.T, r gqlResponse) {
-				if len(r.ids(t, "webhooks")) != 0 || r.at(t, "webhooks", "pageInfo", "hasNextPage") != true || r.at(t, "webhooks", "totalCount") != float64(len(hooks)) {
+			check: func(t *testing.T, r testutil.GQLResponse) {
+				if len(r.IDs(t, "webhooks")) != 0 || r.At(t, "webhooks", "pageInfo", "hasNextPage") != true || r.At(t, "webhooks", "totalCount") != float64(len(hooks)) {
 					t.Errorf("%s", r.Raw)
 				}
 			}},
 		{name: "events: first 0 is a page of none, with what follows", query: `{ events(first: 0) { pageInfo { hasNextPage endCursor } edges { node { id } } } }`,
-			check: func(t *testing.T, r gqlResponse) {
-				if len(r.ids(t, "events")) != 0 || r.at(t, "events", "pageInfo", "hasNextPage") != true || r.at(t, "events", "pageInfo", "endCursor") != nil {
+			check: func(t *testing.T, r testutil.GQLResponse) {
+				if len(r.IDs(t, "events")) != 0 || r.At(t, "events", "pageInfo", "hasNextPage") != true || r.At(t, "events", "pageInfo", "endCursor") != nil {
 					t.Errorf("%s", r.Raw)
 				}
 			}},
@@ -49,14 +51,14 @@ func TestWebhookConnections(t *testing.T) {
 			code: "VALIDATION_ERROR", field: "after"},
 		{name: "webhooks: not a cursor", query: `{ webhooks(after: "abc") { totalCount } }`, code: "VALIDATION_ERROR", field: "after"},
 		{name: "webhooks: deliveries of each webhook of a page", query: `{ webhooks { edges { node { id deliveries { totalCount } } } } }`,
-			check: func(t *testing.T, r gqlResponse) {
-				for i, e := range r.at(t, "webhooks", "edges").([]any) {
+			check: func(t *testing.T, r testutil.GQLResponse) {
+				for i, e := range r.At(t, "webhooks", "edges").([]any) {
 					node := e.(map[string]any)["node"].(map[string]any)
 					want := 0.0
 					if node["id"] == withDeliveries {
 						want = 3
 					}
-					if got := r.at(t, "webhooks", "edges", i, "node", "deliveries", "totalCount"); got != want {
+					if got := r.At(t, "webhooks", "edges", i, "node", "deliveries", "totalCount"); got != want {
 						t.Errorf("%s: %v deliveries, want %v", node["id"], got, want)
 					}
 				}
@@ -64,10 +66,10 @@ func TestWebhookConnections(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := gql(t, env.Env, alice.Token, c.query, c.vars)
+			r := testutil.GQL(t, env.Env, alice.Token, c.query, c.vars)
 			if c.code == "" {
-				r.ok(t)
-			} else if r.code() != c.code || r.Errors[0].Extensions["field"] != c.field {
+				r.OK(t)
+			} else if r.Code() != c.code || r.Errors[0].Extensions["field"] != c.field {
 				t.Fatalf("want %s on %s: %s", c.code, c.field, r.Raw)
 			}
 			if c.check != nil {
@@ -78,11 +80,11 @@ func TestWebhookConnections(t *testing.T) {
 
 	t.Run("webhooks: a page after a cursor is not shifted by a webhook added before it", func(t *testing.T) {
 		const page = `query($after: Cursor) { webhooks(first: 2, after: $after) { pageInfo { hasNextPage endCursor } edges { node { id } } } }`
-		first := gql(t, env.Env, alice.Token, page, nil).ok(t)
+		first := testutil.GQL(t, env.Env, alice.Token, page, nil).OK(t)
 		added := env.hook(alice, "added", true) // newest: before every page
-		second := gql(t, env.Env, alice.Token, page, map[string]any{"after": first.at(t, "webhooks", "pageInfo", "endCursor")}).ok(t)
-		got := append(first.ids(t, "webhooks"), second.ids(t, "webhooks")...)
-		if !slices.Equal(got, hooks) || second.at(t, "webhooks", "pageInfo", "hasNextPage") != false {
+		second := testutil.GQL(t, env.Env, alice.Token, page, map[string]any{"after": first.At(t, "webhooks", "pageInfo", "endCursor")}).OK(t)
+		got := append(first.IDs(t, "webhooks"), second.IDs(t, "webhooks")...)
+		if !slices.Equal(got, hooks) || second.At(t, "webhooks", "pageInfo", "hasNextPage") != false {
 			t.Errorf("pages %v, want %v (the webhook added, %s, in neither)", got, hooks, added)
 		}
 	})

@@ -50,7 +50,7 @@ func TestCreateWebhookIdempotent(t *testing.T) {
 			row.req.Token = env.Alice.Token
 			row.req.Headers = map[string]string{"Idempotency-Key": "once-" + row.url}
 			res := env.Do(row.req)
-			if res.Status != row.status || (row.req.Path == "/graphql" && len(decode(t, res).Errors) > 0) {
+			if res.Status != row.status || (row.req.Path == "/graphql" && len(testutil.DecodeGQL(t, res).Errors) > 0) {
 				t.Fatalf("%d %s, want %d", res.Status, res.Body, row.status)
 			}
 			if got := res.Header.Get("Idempotent-Replayed") == "true"; got != row.replay {

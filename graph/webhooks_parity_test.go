@@ -66,13 +66,13 @@ func TestWebhookParity(t *testing.T) {
 					} `json:"pagination"`
 				} `json:"meta"`
 			}
-			mustJSON(t, env.Do(testutil.Request{Method: "GET", Path: restPath, Token: as.Token}).Body, &first)
+			testutil.MustJSON(t, env.Do(testutil.Request{Method: "GET", Path: restPath, Token: as.Token}).Body, &first)
 			var vars map[string]any
 			if strings.Contains(query, "$webhookID") {
 				vars = map[string]any{"webhookID": aliceHook}
 			}
-			r := gql(t, env.Env, as.Token, query, vars).ok(t)
-			end, _ := r.at(t, append(keys, "pageInfo", "endCursor")...).(string)
+			r := testutil.GQL(t, env.Env, as.Token, query, vars).OK(t)
+			end, _ := r.At(t, append(keys, "pageInfo", "endCursor")...).(string)
 			return map[string]string{"cursor": first.Meta.Pagination.NextCursor, "after": end, "webhookID": aliceHook}
 		}
 	}

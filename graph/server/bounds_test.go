@@ -130,12 +130,12 @@ func TestBounds(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := decode(t, env.Do(c.req))
-			if r.code() != c.code {
-				t.Fatalf("status %d, code %q, want %q: %.600s", r.Status, r.code(), c.code, r.Raw)
+			r := testutil.DecodeGQL(t, env.Do(c.req))
+			if r.Code() != c.code {
+				t.Fatalf("status %d, code %q, want %q: %.600s", r.Status, r.Code(), c.code, r.Raw)
 			}
 			if c.code == "" {
-				r.ok(t)
+				r.OK(t)
 				if got := lastConnection(r.Data); got != c.nodes {
 					t.Errorf("%d nodes, want %d: %.300s", got, c.nodes, r.Raw)
 				}
@@ -208,7 +208,7 @@ func TestDeferRefusedOnStreams(t *testing.T) {
 	defer cancel()
 
 	t.Run("sse", func(t *testing.T) {
-		resp := postSSE(ctx, t, srv, env.Alice.Token, query, nil)
+		resp := testutil.PostSSE(ctx, t, srv, env.Alice.Token, query, nil)
 		defer resp.Body.Close()
 		out, _ := io.ReadAll(resp.Body) // the stream ends after its error
 		if !strings.Contains(string(out), `"code":"VALIDATION_ERROR"`) || !strings.Contains(string(out), `"field":"@defer"`) {
@@ -273,7 +273,7 @@ func TestFilterPrices(t *testing.T) {
 			if c.where != nil {
 				vars = map[string]any{"w": c.where}
 			}
-			r := gql(t, env, env.Alice.Token, query, vars).ok(t)
+			r := testutil.GQL(t, env, env.Alice.Token, query, vars).OK(t)
 			cost, _ := r.Extensions["cost"].(map[string]any)
 			if cost["complexity"] != c.complexity || cost["points"] != c.points {
 				t.Errorf("cost %v, want complexity %v and points %v", cost, c.complexity, c.points)

@@ -221,7 +221,7 @@ func readTold(t *testing.T, res *testutil.Response, accept string) told {
 func toldOf(t *testing.T, body []byte) told {
 	t.Helper()
 	if bytes.HasPrefix(bytes.TrimSpace(body), []byte("[")) {
-		var errs []gqlError
+		var errs []testutil.GQLError
 		if err := json.Unmarshal(body, &errs); err != nil || len(errs) == 0 {
 			t.Fatalf("an error message without errors: %s", body)
 		}
@@ -230,7 +230,7 @@ func toldOf(t *testing.T, body []byte) told {
 	}
 	var r struct {
 		Data   map[string]json.RawMessage `json:"data"`
-		Errors []gqlError                 `json:"errors"`
+		Errors []testutil.GQLError        `json:"errors"`
 	}
 	if err := json.Unmarshal(body, &r); err != nil {
 		t.Fatalf("result is not JSON: %v\n%s", err, body)
@@ -270,9 +270,9 @@ func TestIdempotencyKeyWhereNotHonoured(t *testing.T) {
 	for _, row := range rows {
 		t.Run(row.name, func(t *testing.T) {
 			res := env.Do(row.req)
-			r := decode(t, res)
-			if r.Status != row.status || r.code() != row.code {
-				t.Fatalf("%d %q, want %d %q: %s", r.Status, r.code(), row.status, row.code, r.Raw)
+			r := testutil.DecodeGQL(t, res)
+			if r.Status != row.status || r.Code() != row.code {
+				t.Fatalf("%d %q, want %d %q: %s", r.Status, r.Code(), row.status, row.code, r.Raw)
 			}
 			if row.field != "" && r.Errors[0].Extensions["field"] != row.field {
 				t.Errorf("field %v, want %q", r.Errors[0].Extensions["field"], row.field)

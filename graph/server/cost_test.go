@@ -75,10 +75,10 @@ func TestAttacks(t *testing.T) {
 			statements.Store(0)
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
-			r := gql(t, env, c.token, c.query, nil)
+			r := testutil.GQL(t, env, c.token, c.query, nil)
 			runtime.ReadMemStats(&after)
-			if r.code() != c.code {
-				t.Fatalf("code %q, want %q: %.500s", r.code(), c.code, r.Raw)
+			if r.Code() != c.code {
+				t.Fatalf("code %q, want %q: %.500s", r.Code(), c.code, r.Raw)
 			}
 			if n := statements.Load(); n != 0 {
 				t.Errorf("%d statements ran for a refused operation", n)
@@ -128,9 +128,9 @@ func TestCostCharged(t *testing.T) {
 		}
 		return n
 	}
-	post := func(token, query string) (*testutil.Response, gqlResponse) {
+	post := func(token, query string) (*testutil.Response, testutil.GQLResponse) {
 		res := env.Do(testutil.Request{Method: "POST", Path: "/graphql", Token: token, Body: map[string]any{"query": query}})
-		return res, decode(t, res)
+		return res, testutil.DecodeGQL(t, res)
 	}
 	cases := []struct {
 		name   string
@@ -148,7 +148,7 @@ func TestCostCharged(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			before := remaining(env.Do(testutil.Request{Method: "GET", Path: "/v1/users/me", Token: env.Alice.Token}))
 			res, r := post(env.Alice.Token, c.query)
-			r.ok(t)
+			r.OK(t)
 			if spent := before - remaining(res); spent != c.points {
 				t.Errorf("spent %d, want %d", spent, c.points)
 			}
@@ -166,8 +166,8 @@ func TestCostCharged(t *testing.T) {
 		}))
 		res := small.Do(testutil.Request{Method: "POST", Path: "/graphql", Token: small.Alice.Token,
 			Body: map[string]any{"query": aliases(150, "mutation { %s }", `createItem(input: {name: "x"}) { id }`)}})
-		r := decode(t, res)
-		if res.Status != http.StatusTooManyRequests || r.code() != "RATE_LIMITED" || res.Header.Get("Retry-After") == "" {
+		r := testutil.DecodeGQL(t, res)
+		if res.Status != http.StatusTooManyRequests || r.Code() != "RATE_LIMITED" || res.Header.Get("Retry-After") == "" {
 			t.Fatalf("%d %s %.300s", res.Status, res.Header, r.Raw)
 		}
 		list := small.Do(testutil.Request{Method: "GET", Path: "/v1/items", Token: small.Alice.Token})
@@ -207,9 +207,9 @@ func TestAnonymous(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := gql(t, c.env, c.token, c.query, nil)
-			if r.Status != c.status || r.code() != c.code {
-				t.Fatalf("%d %q, want %d %q: %s", r.Status, r.code(), c.status, c.code, r.Raw)
+			r := testutil.GQL(t, c.env, c.token, c.query, nil)
+			if r.Status != c.status || r.Code() != c.code {
+				t.Fatalf("%d %q, want %d %q: %s", r.Status, r.Code(), c.status, c.code, r.Raw)
 			}
 		})
 	}
@@ -217,19 +217,19 @@ func TestAnonymous(t *testing.T) {
 	t.Run("limited per address", func(t *testing.T) {
 		fresh := testutil.New(t, testutil.WithConfig(func(c *config.Config) { c.GraphQLAnonPerMinute = perMinute }))
 		for range perMinute {
-			gql(t, fresh, "", `{ __typename }`, nil).ok(t)
+			testutil.GQL(t, fresh, "", `{ __typename }`, nil).OK(t)
 		}
-		r := gql(t, fresh, "", `{ __typename }`, nil)
-		if r.Status != http.StatusTooManyRequests || r.code() != "RATE_LIMITED" {
+		r := testutil.GQL(t, fresh, "", `{ __typename }`, nil)
+		if r.Status != http.StatusTooManyRequests || r.Code() != "RATE_LIMITED" {
 			t.Fatalf("%d %s", r.Status, r.Raw)
 		}
 		// The limit is the address's, not the keys': a token still works.
-		gql(t, fresh, fresh.Alice.Token, `{ me { id } }`, nil).ok(t)
+		testutil.GQL(t, fresh, fresh.Alice.Token, `{ me { id } }`, nil).OK(t)
 	})
 	t.Run("aliased logins are each charged", func(t *testing.T) {
 		fresh := testutil.New(t, testutil.WithConfig(func(c *config.Config) { c.GraphQLAnonPerMinute = perMinute }))
 		q := aliases(perMinute+1, "mutation { %s }", fmt.Sprintf(`login(apiKey: %q) { accessToken }`, fresh.Alice.Key))
-		if r := gql(t, fresh, "", q, nil); r.Status != http.StatusTooManyRequests || r.code() != "RATE_LIMITED" {
+		if r := testutil.GQL(t, fresh, "", q, nil); r.Status != http.StatusTooManyRequests || r.Code() != "RATE_LIMITED" {
 			t.Fatalf("%d %s", r.Status, r.Raw)
 		}
 	})
@@ -243,8 +243,8 @@ func TestDeadline(t *testing.T) {
 	if res.Status != http.StatusServiceUnavailable || res.ErrorCode() != "UNAVAILABLE" || !strings.Contains(string(res.Body), `"reason":"timeout"`) {
 		t.Fatalf("REST: %d %s", res.Status, res.Body)
 	}
-	r := gql(t, slow, slow.Alice.Token, `{ items { totalCount } }`, nil)
-	if r.code() != "UNAVAILABLE" || r.Errors[0].Extensions["reason"] != "timeout" {
+	r := testutil.GQL(t, slow, slow.Alice.Token, `{ items { totalCount } }`, nil)
+	if r.Code() != "UNAVAILABLE" || r.Errors[0].Extensions["reason"] != "timeout" {
 		t.Fatalf("GraphQL: %d %s", r.Status, r.Raw)
 	}
 }
@@ -256,11 +256,11 @@ func TestCostKept(t *testing.T) {
 	env := testutil.New(t, testutil.WithConfig(func(c *config.Config) { c.GraphQLMaxComplexity = 200 }))
 	env.CreateItem(env.Alice, "a")
 	complexity := func(query string, vars map[string]any) any {
-		r := gql(t, env, env.Alice.Token, query, vars)
-		if r.code() != "" {
-			return r.code()
+		r := testutil.GQL(t, env, env.Alice.Token, query, vars)
+		if r.Code() != "" {
+			return r.Code()
 		}
-		cost, _ := r.ok(t).Extensions["cost"].(map[string]any)
+		cost, _ := r.OK(t).Extensions["cost"].(map[string]any)
 		return cost["complexity"]
 	}
 	const byVariable = `query($n: Int) { items(first: $n) { edges { node { id } } } }`

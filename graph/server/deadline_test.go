@@ -122,27 +122,27 @@ func TestDeadlineEveryTransport(t *testing.T) {
 	mutation := `mutation { createItem(input: {name: "` + untilDeadline + `"}) { id } }`
 	for _, c := range []struct {
 		name string
-		run  func(t *testing.T) []gqlError
+		run  func(t *testing.T) []testutil.GQLError
 	}{
-		{"POST", func(t *testing.T) []gqlError {
+		{"POST", func(t *testing.T) []testutil.GQLError {
 			return httpOperation(t, srv, "POST", query, env.Alice.Token, "application/json")
 		}},
-		{"GET, Accept: text/event-stream", func(t *testing.T) []gqlError {
+		{"GET, Accept: text/event-stream", func(t *testing.T) []testutil.GQLError {
 			return httpOperation(t, srv, "GET", query, env.Alice.Token, "text/event-stream")
 		}},
-		{"SSE", func(t *testing.T) []gqlError {
+		{"SSE", func(t *testing.T) []testutil.GQLError {
 			return httpOperation(t, srv, "POST", query, env.Alice.Token, "text/event-stream")
 		}},
-		{"graphql-ws", func(t *testing.T) []gqlError {
+		{"graphql-ws", func(t *testing.T) []testutil.GQLError {
 			return wsOperation(t, srv, env.Alice.Token, query)
 		}},
-		{"mutation, POST", func(t *testing.T) []gqlError {
+		{"mutation, POST", func(t *testing.T) []testutil.GQLError {
 			return httpOperation(t, srv, "POST", mutation, env.Alice.Token, "application/json")
 		}},
-		{"mutation, SSE", func(t *testing.T) []gqlError {
+		{"mutation, SSE", func(t *testing.T) []testutil.GQLError {
 			return httpOperation(t, srv, "POST", mutation, env.Alice.Token, "text/event-stream")
 		}},
-		{"mutation, graphql-ws", func(t *testing.T) []gqlError {
+		{"mutation, graphql-ws", func(t *testing.T) []testutil.GQLError {
 			return wsOperation(t, srv, env.Alice.Token, mutation)
 		}},
 	} {
@@ -172,7 +172,7 @@ func TestDeadlineEveryTransport(t *testing.T) {
 // httpOperation sends query over GET or POST with the Accept header given
 // and returns the errors of its (first) result, reading an event stream's
 // first event when the answer is one.
-func httpOperation(t *testing.T, srv *httptest.Server, method, query, token, accept string) []gqlError {
+func httpOperation(t *testing.T, srv *httptest.Server, method, query, token, accept string) []testutil.GQLError {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -191,7 +191,7 @@ func httpOperation(t *testing.T, srv *httptest.Server, method, query, token, acc
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var result struct{ Errors []gqlError }
+	var result struct{ Errors []testutil.GQLError }
 	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		if err := json.NewDecoder(resp.Body).Decode(&result); err != nil {
 			t.Fatalf("%d: %v", resp.StatusCode, err)
@@ -201,7 +201,7 @@ func httpOperation(t *testing.T, srv *httptest.Server, method, query, token, acc
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
 		if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-			mustJSON(t, []byte(data), &result)
+			testutil.MustJSON(t, []byte(data), &result)
 			return result.Errors
 		}
 	}
@@ -211,7 +211,7 @@ func httpOperation(t *testing.T, srv *httptest.Server, method, query, token, acc
 
 // wsOperation runs query over a new graphql-ws connection and returns the
 // errors of its result.
-func wsOperation(t *testing.T, srv *httptest.Server, token, query string) []gqlError {
+func wsOperation(t *testing.T, srv *httptest.Server, token, query string) []testutil.GQLError {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -235,12 +235,12 @@ func wsOperation(t *testing.T, srv *httptest.Server, token, query string) []gqlE
 		}
 		switch m.Type {
 		case "next":
-			var result struct{ Errors []gqlError }
-			mustJSON(t, m.Payload, &result)
+			var result struct{ Errors []testutil.GQLError }
+			testutil.MustJSON(t, m.Payload, &result)
 			return result.Errors
 		case "error":
-			var errs []gqlError
-			mustJSON(t, m.Payload, &errs)
+			var errs []testutil.GQLError
+			testutil.MustJSON(t, m.Payload, &errs)
 			return errs
 		}
 	}

@@ -44,7 +44,7 @@ func TestStreamsEndForDisabledUsers(t *testing.T) {
 		if code := c.closeCode(); code != 4403 {
 			t.Fatalf("close code %d, want 4403", code)
 		}
-		if r := gql(t, env, as.Token, `{ me { id } }`, nil); r.code() != "UNAUTHORIZED" {
+		if r := testutil.GQL(t, env, as.Token, `{ me { id } }`, nil); r.Code() != "UNAUTHORIZED" {
 			t.Fatalf("next request: %s, want UNAUTHORIZED", r.Raw)
 		}
 	})

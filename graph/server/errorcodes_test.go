@@ -122,7 +122,7 @@ func TestEveryErrorHasCode(t *testing.T) {
 // given, in order) and the field of the first error.
 func checkCoded(t *testing.T, res *testutil.Response, status int, codes []string, field string) {
 	t.Helper()
-	r := decode(t, res)
+	r := testutil.DecodeGQL(t, res)
 	if r.Status != status {
 		t.Errorf("status %d, want %d: %s", r.Status, status, r.Raw)
 	}

@@ -12,7 +12,7 @@ import (
 func TestResolverErrorCodes(t *testing.T) {
 	env := testutil.New(t)
 	id := env.CreateItem(env.Alice, "x")
-	gql(t, env, env.Alice.Token, `{ me { id } }`, nil).ok(t)
+	testutil.GQL(t, env, env.Alice.Token, `{ me { id } }`, nil).OK(t)
 	if err := env.App.DB.SQL.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -25,9 +25,9 @@ func TestResolverErrorCodes(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := gql(t, env, env.Alice.Token, c.query, nil)
-			if r.code() != "UNAVAILABLE" {
-				t.Fatalf("code %q, want UNAVAILABLE: %s", r.code(), r.Raw)
+			r := testutil.GQL(t, env, env.Alice.Token, c.query, nil)
+			if r.Code() != "UNAVAILABLE" {
+				t.Fatalf("code %q, want UNAVAILABLE: %s", r.Code(), r.Raw)
 			}
 		})
 	}

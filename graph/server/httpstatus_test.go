@@ -88,9 +88,9 @@ func TestHTTPStatusRules(t *testing.T) {
 			if _, ok := body["data"]; ok != c.data {
 				t.Errorf("data entry: %v, want %v: %s", ok, c.data, res.Body)
 			}
-			r := decode(t, res)
-			if r.code() != c.code {
-				t.Errorf("code %q, want %q: %s", r.code(), c.code, res.Body)
+			r := testutil.DecodeGQL(t, res)
+			if r.Code() != c.code {
+				t.Errorf("code %q, want %q: %s", r.Code(), c.code, res.Body)
 			}
 		})
 	}

@@ -56,9 +56,9 @@ func TestIdempotencyKeyGraphQL(t *testing.T) {
 		t.Run(row.name, func(t *testing.T) {
 			res := env.Do(testutil.Request{Method: "POST", Path: "/graphql", Token: env.Alice.Token, Body: row.body,
 				Headers: map[string]string{"Idempotency-Key": row.key}})
-			r := decode(t, res)
-			if r.Status != row.status || r.code() != row.code {
-				t.Fatalf("%d %q, want %d %q: %s", r.Status, r.code(), row.status, row.code, r.Raw)
+			r := testutil.DecodeGQL(t, res)
+			if r.Status != row.status || r.Code() != row.code {
+				t.Fatalf("%d %q, want %d %q: %s", r.Status, r.Code(), row.status, row.code, r.Raw)
 			}
 			if got := res.Header.Get("Idempotent-Replayed") == "true"; got != row.replay {
 				t.Errorf("Idempotent-Replayed = %q, want replayed %v", res.Header.Get("Idempotent-Replayed"), row.replay)
@@ -118,10 +118,10 @@ func TestIdempotencyKeyResponseTooLarge(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := decode(t, env.Do(testutil.Request{Method: "POST", Path: "/graphql", Token: env.Alice.Token, Body: body,
+			r := testutil.DecodeGQL(t, env.Do(testutil.Request{Method: "POST", Path: "/graphql", Token: env.Alice.Token, Body: body,
 				Headers: map[string]string{"Idempotency-Key": c.key}}))
-			if r.Status != c.status || r.code() != c.code {
-				t.Fatalf("%d %q, want %d %q: %.300s", r.Status, r.code(), c.status, c.code, r.Raw)
+			if r.Status != c.status || r.Code() != c.code {
+				t.Fatalf("%d %q, want %d %q: %.300s", r.Status, r.Code(), c.status, c.code, r.Raw)
 			}
 			if n := count(); n != c.items {
 				t.Errorf("%d items named big, want %d", n, c.items)
@@ -153,15 +153,15 @@ func TestIdempotencyReplayBytesBounded(t *testing.T) {
 		"variables": map[string]any{"id": id}}
 	ok, refused := 0, 0
 	for i := range 100 {
-		r := decode(t, env.Do(testutil.Request{Method: "POST", Path: "/graphql", Token: env.Alice.Token, Body: body,
+		r := testutil.DecodeGQL(t, env.Do(testutil.Request{Method: "POST", Path: "/graphql", Token: env.Alice.Token, Body: body,
 			Headers: map[string]string{"Idempotency-Key": fmt.Sprintf("noop-%d", i)}}))
 		switch {
 		case r.Status == 200 && len(r.Errors) == 0:
 			ok++
-		case r.Status == 429 && r.code() == "RATE_LIMITED" && r.Errors[0].Extensions["window"] == "idempotency":
+		case r.Status == 429 && r.Code() == "RATE_LIMITED" && r.Errors[0].Extensions["window"] == "idempotency":
 			refused++
 		default:
-			t.Fatalf("request %d: %d %q: %.300s", i, r.Status, r.code(), r.Raw)
+			t.Fatalf("request %d: %d %q: %.300s", i, r.Status, r.Code(), r.Raw)
 		}
 	}
 	stored, err := env.App.Service.StoredReplayBytes(context.Background())
@@ -178,5 +178,5 @@ func TestIdempotencyReplayBytesBounded(t *testing.T) {
 		t.Errorf("itemsvc_idempotency_stored_bytes = %v, want %d", g, stored)
 	}
 	// Without a key, the same change is served.
-	gql(t, env, env.Alice.Token, body["query"].(string), map[string]any{"id": id}).ok(t)
+	testutil.GQL(t, env, env.Alice.Token, body["query"].(string), map[string]any{"id": id}).OK(t)
 }

@@ -46,12 +46,12 @@ func TestLimits(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := gql(t, env, env.Alice.Token, c.query, nil)
-			if r.code() != c.code {
-				t.Fatalf("code %q, want %q\n%s", r.code(), c.code, r.Raw)
+			r := testutil.GQL(t, env, env.Alice.Token, c.query, nil)
+			if r.Code() != c.code {
+				t.Fatalf("code %q, want %q\n%s", r.Code(), c.code, r.Raw)
 			}
 			if c.code == "" {
-				r.ok(t)
+				r.OK(t)
 				return
 			}
 			if r.Errors[0].Message == "" {
@@ -69,12 +69,12 @@ func TestLimits(t *testing.T) {
 // but come GraphQL-shaped.
 func TestTransports(t *testing.T) {
 	env := testutil.New(t)
-	get := func(q string, token string) gqlResponse {
-		return decode(t, env.Do(testutil.Request{Method: "GET", Path: "/graphql?query=" + url.QueryEscape(q), Token: token}))
+	get := func(q string, token string) testutil.GQLResponse {
+		return testutil.DecodeGQL(t, env.Do(testutil.Request{Method: "GET", Path: "/graphql?query=" + url.QueryEscape(q), Token: token}))
 	}
 	t.Run("GET query", func(t *testing.T) {
-		r := get(`{ me { id } }`, env.Alice.Token).ok(t)
-		if r.at(t, "me", "id") != env.Alice.UserID {
+		r := get(`{ me { id } }`, env.Alice.Token).OK(t)
+		if r.At(t, "me", "id") != env.Alice.UserID {
 			t.Fatalf("%s", r.Raw)
 		}
 	})
@@ -95,14 +95,14 @@ func TestTransports(t *testing.T) {
 	t.Run("body over the limit", func(t *testing.T) {
 		res := env.Do(testutil.Request{Method: "POST", Path: "/graphql", Token: env.Alice.Token,
 			Body: `{"query":"` + strings.Repeat(" ", 2<<20) + `{ me { id } }"}`})
-		r := decode(t, res)
-		if r.Status != http.StatusRequestEntityTooLarge || r.code() != "PAYLOAD_TOO_LARGE" {
+		r := testutil.DecodeGQL(t, res)
+		if r.Status != http.StatusRequestEntityTooLarge || r.Code() != "PAYLOAD_TOO_LARGE" {
 			t.Fatalf("%d %s", r.Status, r.Raw)
 		}
 	})
 	t.Run("bad token is GraphQL-shaped", func(t *testing.T) {
-		r := gql(t, env, "forged", `{ me { id } }`, nil)
-		if r.Status != http.StatusUnauthorized || r.code() != "UNAUTHORIZED" || r.Data != nil || !strings.Contains(string(r.Raw), `"data":null`) {
+		r := testutil.GQL(t, env, "forged", `{ me { id } }`, nil)
+		if r.Status != http.StatusUnauthorized || r.Code() != "UNAUTHORIZED" || r.Data != nil || !strings.Contains(string(r.Raw), `"data":null`) {
 			t.Fatalf("%d %s", r.Status, r.Raw)
 		}
 		if strings.Contains(string(r.Raw), `"success"`) {

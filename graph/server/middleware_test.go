@@ -42,7 +42,7 @@ func (r *fieldRecorder) InterceptField(ctx context.Context, next graphql.Resolve
 // without it).
 func TestFieldMiddleware(t *testing.T) {
 	env := testutil.New(t)
-	gql(t, env, env.Alice.Token, `mutation { a: createItem(input: {name: "a"}) { id } b: createItem(input: {name: "b"}) { id } }`, nil).ok(t)
+	testutil.GQL(t, env, env.Alice.Token, `mutation { a: createItem(input: {name: "a"}) { id } b: createItem(input: {name: "b"}) { id } }`, nil).OK(t)
 
 	rec := &fieldRecorder{seen: map[string]int{}}
 	h, refused := func() (h http.Handler, refused any) {
@@ -66,8 +66,8 @@ func TestFieldMiddleware(t *testing.T) {
 	req = req.WithContext(viewer.NewContext(req.Context(), viewer.Viewer{UserID: env.Alice.UserID, KeyID: env.Alice.KeyID, Role: viewer.RoleUser}))
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, req)
-	r := decode(t, &testutil.Response{Status: w.Code, Body: w.Body.Bytes()})
-	if got := len(r.ok(t).ids(t, "items")); got != 2 {
+	r := testutil.DecodeGQL(t, &testutil.Response{Status: w.Code, Body: w.Body.Bytes()})
+	if got := len(r.OK(t).IDs(t, "items")); got != 2 {
 		t.Fatalf("%d items, want 2: %s", got, w.Body)
 	}
 	for field, n := range map[string]int{

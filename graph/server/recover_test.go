@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/acme/itemsvc/graph/server"
+	"github.com/acme/itemsvc/internal/testutil"
 	"github.com/acme/itemsvc/internal/viewer"
 )
 
@@ -25,11 +26,11 @@ func TestPanicIsInternalError(t *testing.T) {
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
 
-	var r gqlResponse
+	var r testutil.GQLResponse
 	if err := json.Unmarshal(rec.Body.Bytes(), &r); err != nil {
 		t.Fatalf("%v: %s", err, rec.Body)
 	}
-	if rec.Code != http.StatusOK || r.code() != "INTERNAL_ERROR" || r.Errors[0].Message != "internal error" {
+	if rec.Code != http.StatusOK || r.Code() != "INTERNAL_ERROR" || r.Errors[0].Message != "internal error" {
 		t.Fatalf("%d %s", rec.Code, rec.Body)
 	}
 	if strings.Contains(rec.Body.String(), "nil pointer") || strings.Contains(rec.Body.String(), "goroutine") {

@@ -92,18 +92,18 @@ func TestReadOnlyKeyMutatesNothing(t *testing.T) {
 	}
 	sort.Strings(names)
 
-	if r := gql(t, env, ro.Token, `{ me { id } items { totalCount } }`, nil); r.code() != "" {
+	if r := testutil.GQL(t, env, ro.Token, `{ me { id } items { totalCount } }`, nil); r.Code() != "" {
 		t.Fatalf("a query with a read-only key: %s", r.Raw)
 	}
-	if r := gql(t, env, "", fmt.Sprintf(`mutation { login(apiKey: %q) { accessToken } }`, ro.Key), nil); r.code() != "" {
+	if r := testutil.GQL(t, env, "", fmt.Sprintf(`mutation { login(apiKey: %q) { accessToken } }`, ro.Key), nil); r.Code() != "" {
 		t.Fatalf("login with a read-only key: %s", r.Raw)
 	}
 	for _, name := range names {
 		doc := docs[name]
 		t.Run(name, func(t *testing.T) {
 			t.Run("POST", func(t *testing.T) {
-				r := gql(t, env, ro.Token, doc, nil)
-				if r.Status != http.StatusForbidden || r.code() != "PERMISSION_DENIED" || r.Errors[0].Extensions["reason"] != "read-only key" {
+				r := testutil.GQL(t, env, ro.Token, doc, nil)
+				if r.Status != http.StatusForbidden || r.Code() != "PERMISSION_DENIED" || r.Errors[0].Extensions["reason"] != "read-only key" {
 					t.Fatalf("%s: %d %s; want 403 PERMISSION_DENIED, reason read-only key", doc, r.Status, r.Raw)
 				}
 			})
@@ -116,7 +116,7 @@ func TestReadOnlyKeyMutatesNothing(t *testing.T) {
 			t.Run("SSE", func(t *testing.T) {
 				ctx, cancel := context.WithCancel(context.Background())
 				defer cancel()
-				resp := postSSE(ctx, t, srv, ro.Token, doc, nil)
+				resp := testutil.PostSSE(ctx, t, srv, ro.Token, doc, nil)
 				defer resp.Body.Close()
 				body, _ := io.ReadAll(resp.Body)
 				if !strings.Contains(string(body), `"PERMISSION_DENIED"`) || !strings.Contains(string(body), `"read-only key"`) {
@@ -134,8 +134,8 @@ func TestReadOnlyKeyMutatesNothing(t *testing.T) {
 		})
 	}
 
-	r := gql(t, env, env.Alice.Token, fmt.Sprintf(`{ item(id: %q) { name } items { totalCount } }`, item), nil).ok(t)
-	if r.at(t, "item", "name") != "kept" || r.at(t, "items", "totalCount") != float64(1) {
+	r := testutil.GQL(t, env, env.Alice.Token, fmt.Sprintf(`{ item(id: %q) { name } items { totalCount } }`, item), nil).OK(t)
+	if r.At(t, "item", "name") != "kept" || r.At(t, "items", "totalCount") != float64(1) {
 		t.Fatalf("after the refused mutations: %s; want the item kept and alone", r.Raw)
 	}
 }

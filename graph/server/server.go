@@ -41,6 +41,9 @@ type Options struct {
 	// WebSocketInitTimeout is how long a WebSocket may stay open without
 	// connection_init before it is closed 4408; 0: 10s. Tests shorten it.
 	WebSocketInitTimeout time.Duration
+	// KeepAlive is how often an idle event stream or socket is pinged; 0:
+	// 15s. Tests shorten it.
+	KeepAlive time.Duration
 	// RequestTimeout bounds every query and mutation, whatever its
 	// transport (REQUEST_TIMEOUT; deadline.go); zero bounds none.
 	RequestTimeout time.Duration
@@ -76,12 +79,15 @@ func New(svc *service.Service, opts Options) http.Handler {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	if opts.KeepAlive <= 0 {
+		opts.KeepAlive = keepAlive
+	}
 	es := generated.NewExecutableSchema(generated.Config{Resolvers: graph.NewResolver(svc)})
 	srv := guardedServer{Server: handler.New(es), fastPaths: fastPaths(es)}
 	srv.AddTransport(getTransport{pooled: srv.fastPaths})
-	srv.AddTransport(sseTransport{transport.SSE{KeepAlivePingInterval: keepAlive}}) // before POST, which would take its requests
+	srv.AddTransport(sseTransport{transport.SSE{KeepAlivePingInterval: opts.KeepAlive}}) // before POST, which would take its requests
 	srv.AddTransport(postTransport{pooled: srv.fastPaths})
-	srv.AddTransport(websocketTransport(svc, opts.WebSocketOrigins, opts.WebSocketInitTimeout))
+	srv.AddTransport(websocketTransport(svc, opts.WebSocketOrigins, opts.WebSocketInitTimeout, opts.KeepAlive))
 	srv.AddTransport(unsupported{}) // last: it takes whatever the others do not
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](queryCacheSize))
 	srv.SetParserTokenLimit(parserTokenLimit)

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -106,9 +107,9 @@ func (c *wsClient) result(id string) (json.RawMessage, string) {
 		if m.ID != id || (m.Type != "next" && m.Type != "error") {
 			continue
 		}
-		var errs []gqlError
+		var errs []testutil.GQLError
 		if m.Type == "next" {
-			var r struct{ Errors []gqlError }
+			var r struct{ Errors []testutil.GQLError }
 			_ = json.Unmarshal(m.Payload, &r)
 			errs = r.Errors
 		} else {
@@ -192,7 +193,7 @@ func TestWebSocketAuthorizationPerOperation(t *testing.T) {
 				c.init(as.Token)
 				// Wait for the expiry REST sees.
 				if !testutil.Eventually(t, 10*time.Second, func() bool {
-					return gql(t, env, as.Token, `{ me { id } }`, nil).code() == "TOKEN_EXPIRED"
+					return testutil.GQL(t, env, as.Token, `{ me { id } }`, nil).Code() == "TOKEN_EXPIRED"
 				}) {
 					t.Fatal("the token did not expire")
 				}
@@ -359,7 +360,7 @@ func TestItemEventsOwner(t *testing.T) {
 				Item struct{ Owner struct{ ID string } }
 			}
 		}
-		Errors []gqlError
+		Errors []testutil.GQLError
 	}
 	open := map[string]func(t *testing.T, token string) <-chan json.RawMessage{
 		"graphql-ws": func(t *testing.T, token string) <-chan json.RawMessage {
@@ -419,7 +420,7 @@ func TestItemEventsOwner(t *testing.T) {
 				select {
 				case payload := <-results:
 					var r result
-					mustJSON(t, payload, &r)
+					testutil.MustJSON(t, payload, &r)
 					if len(r.Errors) > 0 || r.Data.ItemEvents.Item.Owner.ID != env.Alice.UserID {
 						t.Fatalf("result %s, want the owner %s", payload, env.Alice.UserID)
 					}
@@ -533,7 +534,7 @@ func TestItemEventsErrorPath(t *testing.T) {
 			select {
 			case payload := <-results:
 				var r struct{ Errors []struct{ Path []any } }
-				mustJSON(t, payload, &r)
+				testutil.MustJSON(t, payload, &r)
 				if len(r.Errors) == 0 || len(r.Errors[0].Path) < 2 || r.Errors[0].Path[0] != "ev" || r.Errors[0].Path[1] != "item" {
 					t.Fatalf("result %s: want an error at [ev item owner items]", payload)
 				}
@@ -542,4 +543,42 @@ func TestItemEventsErrorPath(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestEventStreamPingsEndWithIt: an event stream's keep-alive pings stop
+// when its operation ends. With a ping every millisecond, queries and
+// subscriptions over SSE, each ended by the server or by the client, end
+// cleanly: a ping that came after the end would write to a finished
+// response, which panics on the pinging goroutine and ends the process.
+func TestEventStreamPingsEndWithIt(t *testing.T) {
+	env, srv := newSocketEnv(t, testutil.WithAppOptions(func(o *app.Options) {
+		o.KeepAlive = time.Millisecond
+	}), testutil.WithConfig(func(c *config.Config) {
+		c.RateLimitPerMinute, c.RateLimitPerHour = 100000, 100000
+	}))
+	for i := range 1000 {
+		resp := testutil.PostSSE(context.Background(), t, srv, env.Alice.Token, `{ me { id } }`, nil)
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != 200 || !bytes.HasSuffix(bytes.TrimSpace(body), []byte("event: complete")) {
+			t.Fatalf("query %d: %d %v %q", i, resp.StatusCode, err, body)
+		}
+	}
+	for i := range 20 {
+		ctx, cancel := context.WithCancel(context.Background())
+		resp := testutil.PostSSE(ctx, t, srv, env.Alice.Token, `subscription { itemEvents { id } }`, nil)
+		br := bufio.NewReader(resp.Body)
+		for pings := 0; pings < 3; { // the stream is open and pinging
+			line, err := br.ReadString('\n')
+			if err != nil {
+				t.Fatalf("subscription %d: %v", i, err)
+			}
+			if line == ": ping\n" {
+				pings++
+			}
+		}
+		cancel()
+		resp.Body.Close()
+	}
+	waitSubscribers(t, env, func(n int) bool { return n == 0 })
 }

@@ -27,7 +27,8 @@ import (
 // SLOW_CONSUMER, TOKEN_EXPIRED, UNAUTHORIZED, UNAVAILABLE), then complete,
 // the same on both transports.
 
-// keepAlive is how often an idle subscription is pinged.
+// keepAlive is how often an idle subscription is pinged, by default
+// (Options.KeepAlive).
 const keepAlive = 15 * time.Second
 
 // wsTransport is gqlgen's graphql-ws transport for complete upgrade
@@ -59,7 +60,7 @@ func (t wsTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gra
 // and, by socket, again before each operation. A connection_init refused
 // closes the connection 4403; one that does not come within initTimeout
 // (0: defaultInitTimeout), 4408.
-func websocketTransport(svc *service.Service, origins []string, initTimeout time.Duration) wsTransport {
+func websocketTransport(svc *service.Service, origins []string, initTimeout, keepAlive time.Duration) wsTransport {
 	if initTimeout <= 0 {
 		initTimeout = defaultInitTimeout
 	}

@@ -56,7 +56,7 @@ func parseResult(t *testing.T, payload []byte) subEvent {
 				Item     struct{ ID, Name, UserID string }
 			}
 		}
-		Errors []gqlError
+		Errors []testutil.GQLError
 	}
 	if err := json.Unmarshal(payload, &r); err != nil {
 		t.Errorf("result %s: %v", payload, err)
@@ -121,7 +121,7 @@ func subscribeWS(t *testing.T, srv *httptest.Server, token string, vars map[stri
 			case "next":
 				s.results <- parseResult(t, m.Payload)
 			case "error":
-				var errs []gqlError
+				var errs []testutil.GQLError
 				_ = json.Unmarshal(m.Payload, &errs)
 				code := "?"
 				if len(errs) > 0 {
@@ -145,7 +145,7 @@ func subscribeSSE(t *testing.T, srv *httptest.Server, token string, vars map[str
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	resp := postSSE(ctx, t, srv, token, itemEventsQuery, vars)
+	resp := testutil.PostSSE(ctx, t, srv, token, itemEventsQuery, vars)
 	s := &subscriber{results: make(chan subEvent, 100)}
 	done := make(chan struct{})
 	t.Cleanup(func() { cancel(); resp.Body.Close(); <-done })
@@ -201,11 +201,11 @@ func TestSubscriptions(t *testing.T) {
 			waitSubscribers(t, env, func(n int) bool { return n == 1 })
 			id := env.CreateItem(env.Alice, "rest") // REST create
 			env.CreateItem(env.Bob, "bob's")        // never reaches Alice
-			r := gql(t, env, env.Alice.Token, `mutation($id: ID!) { updateItem(id: $id, input: {name: "gql"}) { id } }`, map[string]any{"id": id})
+			r := testutil.GQL(t, env, env.Alice.Token, `mutation($id: ID!) { updateItem(id: $id, input: {name: "gql"}) { id } }`, map[string]any{"id": id})
 			if len(r.Errors) > 0 {
 				t.Fatal(r.Errors)
 			}
-			gql(t, env, env.Alice.Token, `mutation($id: ID!) { deleteItem(id: $id) }`, map[string]any{"id": id})
+			testutil.GQL(t, env, env.Alice.Token, `mutation($id: ID!) { deleteItem(id: $id) }`, map[string]any{"id": id})
 			var got []string
 			var ids []string
 			for range 3 {
@@ -298,9 +298,9 @@ func TestConditionalEventEtag(t *testing.T) {
 	env.CreateItem(env.Alice, "n")
 	select {
 	case payload := <-results:
-		var r gqlResponse
-		mustJSON(t, payload, &r)
-		if r.code() != "VALIDATION_ERROR" || r.Errors[0].Extensions["field"] != "etag" {
+		var r testutil.GQLResponse
+		testutil.MustJSON(t, payload, &r)
+		if r.Code() != "VALIDATION_ERROR" || r.Errors[0].Extensions["field"] != "etag" {
 			t.Fatalf("result %s, want VALIDATION_ERROR on etag", payload)
 		}
 	case <-time.After(10 * time.Second):

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
@@ -127,7 +128,66 @@ func (t sseTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 		return
 	}
 	r.Body = readBody{Reader: bytes.NewReader(body), data: body}
-	t.SSE.Do(w, r, exec)
+	// gqlgen's keep-alive goroutine stops when the request's context ends,
+	// which net/http does only after Do returns, and a tick that comes
+	// between would write to a response net/http has already finished (a
+	// panic, which no recovery catches on that goroutine: the process
+	// ends). So the context ends with Do, and the writer drops whatever
+	// comes after.
+	ctx, cancel := context.WithCancel(r.Context())
+	sw := &sealedWriter{ResponseWriter: w}
+	defer func() {
+		cancel()
+		sw.seal()
+	}()
+	t.SSE.Do(sw, r.WithContext(ctx), exec)
+}
+
+// sealedWriter passes writes and flushes to the response until seal, and
+// drops them after.
+type sealedWriter struct {
+	http.ResponseWriter
+	mu     sync.Mutex
+	sealed bool
+}
+
+// Write implements http.ResponseWriter.
+func (s *sealedWriter) Write(b []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sealed {
+		return 0, http.ErrHandlerTimeout
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+// WriteHeader implements http.ResponseWriter.
+func (s *sealedWriter) WriteHeader(code int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.sealed {
+		s.ResponseWriter.WriteHeader(code)
+	}
+}
+
+// Flush implements http.Flusher.
+func (s *sealedWriter) Flush() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if f, ok := s.ResponseWriter.(http.Flusher); ok && !s.sealed {
+		f.Flush()
+	}
+}
+
+// Unwrap gives http.ResponseController the response underneath.
+func (s *sealedWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// seal makes every later write and flush a no-op; one under way finishes
+// first.
+func (s *sealedWriter) seal() {
+	s.mu.Lock()
+	s.sealed = true
+	s.mu.Unlock()
 }
 
 // decodeParams reads a POST body as a GraphQL request, or says why it is

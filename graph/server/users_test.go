@@ -27,8 +27,8 @@ func TestUserAdministrationGraphQL(t *testing.T) {
 		t.Fatal(err)
 	}
 	testutil.Eventually(t, 5*time.Second, func() bool {
-		return gql(t, env, gone.Token, `{ me { id } }`, nil).code() == "UNAUTHORIZED" &&
-			gql(t, env, expired.Token, `{ me { id } }`, nil).code() == "TOKEN_EXPIRED"
+		return testutil.GQL(t, env, gone.Token, `{ me { id } }`, nil).Code() == "UNAUTHORIZED" &&
+			testutil.GQL(t, env, expired.Token, `{ me { id } }`, nil).Code() == "TOKEN_EXPIRED"
 	})
 	user := func(id string) string { return fmt.Sprintf(`{ user(id: %q) { email role disabled } }`, id) }
 	update := func(id, input string) string {
@@ -75,9 +75,9 @@ func TestUserAdministrationGraphQL(t *testing.T) {
 	for _, r := range rows {
 		t.Run(r.name, func(t *testing.T) {
 			q := strings.Replace(r.query, `"GRACE"`, fmt.Sprintf("%q", grace), 1)
-			res := gql(t, env, r.token, q, nil)
-			if res.code() != r.code {
-				t.Fatalf("code %q, want %q: %s", res.code(), r.code, res.Raw)
+			res := testutil.GQL(t, env, r.token, q, nil)
+			if res.Code() != r.code {
+				t.Fatalf("code %q, want %q: %s", res.Code(), r.code, res.Raw)
 			}
 			if r.field != "" && res.Errors[0].Extensions["field"] != r.field {
 				t.Fatalf("field %v, want %s: %s", res.Errors[0].Extensions["field"], r.field, res.Raw)
@@ -99,7 +99,7 @@ func TestUserAdministrationGraphQL(t *testing.T) {
 			}
 		})
 	}
-	if r := gql(t, env, admin.Token, user(admin.UserID), nil).ok(t); r.at(t, "user", "role") != "ADMIN" || r.at(t, "user", "disabled") != false {
+	if r := testutil.GQL(t, env, admin.Token, user(admin.UserID), nil).OK(t); r.At(t, "user", "role") != "ADMIN" || r.At(t, "user", "disabled") != false {
 		t.Fatalf("the last admin after the refusals: %s", r.Raw)
 	}
 }

@@ -99,6 +99,9 @@ type Options struct {
 	// WebSocketInitTimeout is how long a GraphQL WebSocket may wait for
 	// connection_init (default 10s); tests of the timeout shorten it.
 	WebSocketInitTimeout time.Duration
+	// KeepAlive is how often GraphQL's idle event streams and sockets are
+	// pinged (default 15s); tests shorten it.
+	KeepAlive time.Duration
 	// Retention tunes the event history's pruner (its clock, batch size);
 	// its Window.Retention is EVENT_RETENTION's.
 	Retention retention.Options
@@ -295,6 +298,7 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, db *databas
 				AnonymousIntrospection: cfg.Playground,
 				WebSocketOrigins:       originHosts(cfg.CORSOrigins),
 				WebSocketInitTimeout:   opts.WebSocketInitTimeout,
+				KeepAlive:              opts.KeepAlive,
 				RequestTimeout:         cfg.RequestTimeout,
 				Logger:                 log,
 				Tracer:                 tracer,

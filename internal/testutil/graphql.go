@@ -1,4 +1,4 @@
-package server_test
+package testutil
 
 import (
 	"bytes"
@@ -7,48 +7,46 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
-
-	"github.com/acme/itemsvc/internal/testutil"
 )
 
-// gqlResponse is a decoded GraphQL response.
-type gqlResponse struct {
+// GQLResponse is a decoded GraphQL response.
+type GQLResponse struct {
 	Status int
 	Raw    []byte
 	Data   map[string]any `json:"data"`
-	Errors []gqlError     `json:"errors"`
+	Errors []GQLError     `json:"errors"`
 	// Extensions is the response's extensions (cost).
 	Extensions map[string]any `json:"extensions"`
 }
 
-type gqlError struct {
+type GQLError struct {
 	Message    string         `json:"message"`
 	Path       []any          `json:"path"`
 	Extensions map[string]any `json:"extensions"`
 }
 
-// gql posts one operation to /graphql through the real router.
-func gql(t *testing.T, env *testutil.Env, token, query string, vars map[string]any) gqlResponse {
+// GQL posts one operation to /graphql through the real router.
+func GQL(t *testing.T, env *Env, token, query string, vars map[string]any) GQLResponse {
 	t.Helper()
 	body := map[string]any{"query": query}
 	if vars != nil {
 		body["variables"] = vars
 	}
-	res := env.Do(testutil.Request{Method: "POST", Path: "/graphql", Token: token, Body: body})
-	return decode(t, res)
+	res := env.Do(Request{Method: "POST", Path: "/graphql", Token: token, Body: body})
+	return DecodeGQL(t, res)
 }
 
-func decode(t *testing.T, res *testutil.Response) gqlResponse {
+func DecodeGQL(t *testing.T, res *Response) GQLResponse {
 	t.Helper()
-	r := gqlResponse{Status: res.Status, Raw: res.Body}
+	r := GQLResponse{Status: res.Status, Raw: res.Body}
 	if err := json.Unmarshal(res.Body, &r); err != nil {
 		t.Fatalf("response is not JSON (%d): %v\n%s", res.Status, err, res.Body)
 	}
 	return r
 }
 
-// code is extensions.code of the first error, or "".
-func (r gqlResponse) code() string {
+// Code is extensions.code of the first error, or "".
+func (r GQLResponse) Code() string {
 	if len(r.Errors) == 0 {
 		return ""
 	}
@@ -56,8 +54,8 @@ func (r gqlResponse) code() string {
 	return c
 }
 
-// ok fails the test unless the response has no errors.
-func (r gqlResponse) ok(t *testing.T) gqlResponse {
+// OK fails the test unless the response has no errors.
+func (r GQLResponse) OK(t *testing.T) GQLResponse {
 	t.Helper()
 	if r.Status != 200 || len(r.Errors) > 0 {
 		t.Fatalf("status %d, errors: %s", r.Status, r.Raw)
@@ -65,8 +63,8 @@ func (r gqlResponse) ok(t *testing.T) gqlResponse {
 	return r
 }
 
-// at walks the data along keys (strings for objects, ints for lists).
-func (r gqlResponse) at(t *testing.T, keys ...any) any {
+// At walks the data along keys (strings for objects, ints for lists).
+func (r GQLResponse) At(t *testing.T, keys ...any) any {
 	t.Helper()
 	var v any = r.Data
 	for _, k := range keys {
@@ -88,10 +86,10 @@ func (r gqlResponse) at(t *testing.T, keys ...any) any {
 	return v
 }
 
-// ids returns the node ids of a connection at keys.
-func (r gqlResponse) ids(t *testing.T, keys ...any) []string {
+// IDs returns the node ids of a connection at keys.
+func (r GQLResponse) IDs(t *testing.T, keys ...any) []string {
 	t.Helper()
-	edges, _ := r.at(t, append(keys, "edges")...).([]any)
+	edges, _ := r.At(t, append(keys, "edges")...).([]any)
 	out := []string{}
 	for _, e := range edges {
 		n := e.(map[string]any)["node"].(map[string]any)
@@ -100,17 +98,17 @@ func (r gqlResponse) ids(t *testing.T, keys ...any) []string {
 	return out
 }
 
-func mustJSON(t *testing.T, b []byte, v any) {
+func MustJSON(t *testing.T, b []byte, v any) {
 	t.Helper()
 	if err := json.Unmarshal(b, v); err != nil {
 		t.Fatalf("decode %s: %v", b, err)
 	}
 }
 
-// postSSE sends an operation to srv over Server-Sent Events (POST, Accept:
+// PostSSE sends an operation to srv over Server-Sent Events (POST, Accept:
 // text/event-stream), with token unless it is empty; the caller closes the
 // response's body.
-func postSSE(ctx context.Context, t *testing.T, srv *httptest.Server, token, query string, vars map[string]any) *http.Response {
+func PostSSE(ctx context.Context, t *testing.T, srv *httptest.Server, token, query string, vars map[string]any) *http.Response {
 	t.Helper()
 	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
 	req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL+"/graphql", bytes.NewReader(body))
