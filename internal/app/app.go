@@ -289,7 +289,7 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, db *databas
 			// rate limit charges each operation's points once it is
 			// priced, to the key or, without a token, to the address.
 			var tracer trace.Tracer
-			if opts.Tracing != nil {
+			if opts.Tracing != nil && opts.Tracing.Sampling() { // otherwise every operation span would be dropped
 				tracer = opts.Tracing.Tracer()
 			}
 			gql := gqlserver.New(svc, gqlserver.Options{

@@ -254,21 +254,25 @@ func TestTraceOfACreate(t *testing.T) {
 // the SDK's and log lines carry no trace ids, even for a request that sends
 // a traceparent. With tracing on the same checks see each part installed,
 // so they can fail; and with a sampler that never samples the pool stays
-// unwrapped while the middleware still passes trace context on.
+// unwrapped and otelgin gives way to a middleware that only passes the
+// caller's trace context on (the log lines still carry its trace id).
 func TestTracingOffInstallsNothing(t *testing.T) {
 	for _, tc := range []struct {
-		name             string
-		tr               *tracing.Tracing
-		middleware, sqlW bool
+		name                     string
+		tr                       *tracing.Tracing
+		otelgin, propagate, sqlW bool
 	}{
-		{"off", nil, false, false},
-		{"on", tracing.New(tracing.Options{Processor: tracetest.NewSpanRecorder()}), true, true},
-		{"never samples", tracing.New(tracing.Options{Sampler: sdktrace.NeverSample(), Never: true}), true, false},
+		{"off", nil, false, false, false},
+		{"on", tracing.New(tracing.Options{Processor: tracetest.NewSpanRecorder()}), true, false, true},
+		{"never samples", tracing.New(tracing.Options{Sampler: sdktrace.NeverSample(), Never: true}), false, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ta := newTracedApp(t, tc.tr)
-			if got := hasMiddleware(t, ta.Handler, "otelgin"); got != tc.middleware {
-				t.Errorf("tracing middleware installed: %v, want %v", got, tc.middleware)
+			if got := hasMiddleware(t, ta.Handler, "otelgin"); got != tc.otelgin {
+				t.Errorf("otelgin installed: %v, want %v", got, tc.otelgin)
+			}
+			if got := hasMiddleware(t, ta.Handler, "tracing.(*Tracing).propagate"); got != tc.propagate {
+				t.Errorf("propagating middleware installed: %v, want %v", got, tc.propagate)
 			}
 			if got := tracing.Traced(ta.DB.SQL); got != tc.sqlW {
 				t.Errorf("driver wrapped: %v, want %v", got, tc.sqlW)
@@ -281,8 +285,12 @@ func TestTracingOffInstallsNothing(t *testing.T) {
 				t.Fatalf("list: %d %s", w.Code, w.Body)
 			}
 			for _, l := range ta.lines(t, "request") {
-				if _, ok := l["trace_id"]; ok == (tc.tr == nil) {
+				id, ok := l["trace_id"]
+				if ok == (tc.tr == nil) {
 					t.Errorf("log line %v: trace_id present %v, tracing on %v", l, ok, tc.tr != nil)
+				}
+				if ok && id != incomingTrace {
+					t.Errorf("log line %v: trace_id %v, want the caller's %s", l, id, incomingTrace)
 				}
 			}
 		})

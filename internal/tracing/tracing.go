@@ -121,12 +121,30 @@ func (t *Tracing) Shutdown(ctx context.Context) error {
 // by the method and the route template (never the path, which holds ids),
 // continuing the trace of an incoming traceparent. It must run before the
 // access log, so that the log line is written inside the span.
+//
+// When no span can be sampled it only carries an incoming trace context
+// into the request (its log lines and the webhooks it causes keep the
+// caller's trace): otelgin computes a span's attributes before the sampler
+// decides, so with it every request would pay for a span that is dropped.
 func (t *Tracing) Middleware() gin.HandlerFunc {
+	if !t.sampling {
+		return t.propagate
+	}
 	return otelgin.Middleware(ServiceName,
 		otelgin.WithTracerProvider(t.provider),
 		otelgin.WithPropagators(t.propagator),
 		otelgin.WithMeterProvider(metricnoop.NewMeterProvider()),
 	)
+}
+
+// propagate puts the trace context of the request's headers, if any, in its
+// context.
+func (t *Tracing) propagate(c *gin.Context) {
+	ctx := c.Request.Context()
+	if remote := t.propagator.Extract(ctx, propagation.HeaderCarrier(c.Request.Header)); remote != ctx {
+		c.Request = c.Request.WithContext(remote)
+	}
+	c.Next()
 }
 
 // Transport wraps an HTTP client's transport: each request is a client span
