@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -116,10 +117,10 @@ func (h eventsHandler) stream(c *gin.Context) {
 	// One goroutine waits and writes: once it has an event, it lingers
 	// until the stream's flush deadline (events.Subscription.Linger), then
 	// writes every event waiting, live frames rendered once by the tailer
-	// for all streams, with one Write and one Flush from a buffer it keeps.
+	// for all streams, with one Write and one Flush from a buffer it
+	// borrows for that write only: a thousand idle streams hold none.
 	keepAlive := time.NewTimer(keepAliveEvery)
 	defer keepAlive.Stop()
-	var buf []byte
 	for {
 		ev, err := st.NextOrIdle(ctx, keepAlive.C)
 		switch {
@@ -135,27 +136,33 @@ func (h eventsHandler) stream(c *gin.Context) {
 			return
 		}
 		st.Linger(ctx)
-		buf = buf[:0]
+		buf := streamBuffers.Get().(*[]byte)
+		*buf = (*buf)[:0]
 		for ok := true; ok; ev, ok = st.TryNext() {
-			if buf, err = ev.AppendSSE(buf); err != nil {
-				_, _ = w.Write(buf) // what came before it, then why the stream ends
-				writeStreamError(c, err)
-				return
+			if *buf, err = ev.AppendSSE(*buf); err != nil {
+				break
 			}
 		}
-		if _, err := w.Write(buf); err != nil {
+		_, werr := w.Write(*buf)
+		if cap(*buf) <= maxStreamBuffer {
+			streamBuffers.Put(buf) // a burst's buffer is left to the collector
+		}
+		switch {
+		case err != nil:
+			writeStreamError(c, err) // after what came before it
+			return
+		case werr != nil:
 			return // the client left
 		}
 		w.Flush()
-		if cap(buf) > maxStreamBuffer {
-			buf = nil // a burst's buffer is not held for the stream's life
-		}
 		keepAlive.Reset(keepAliveEvery)
 	}
 }
 
-// maxStreamBuffer is the largest write buffer a stream keeps between
-// batches.
+// streamBuffers are the buffers the streams gather a write's frames in.
+var streamBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxStreamBuffer is the largest write buffer returned to streamBuffers.
 const maxStreamBuffer = 64 << 10
 
 // writeStreamError ends a stream with an "error" event: the error part of

@@ -281,9 +281,9 @@ func (h *Hub) tail(ctx context.Context) (heldBack bool, err error) {
 			continue
 		}
 		for _, r := range rows {
-			ev := FromRow(r)
+			ev := new(FromRow(r)) // one for every stream it reaches
 			if frame, err := ev.SSEFrame(); err == nil {
-				ev.Frame = frame // once for every stream
+				ev.Frame = frame
 			}
 			for s := range h.admins {
 				h.deliver(s, ev)
@@ -329,7 +329,7 @@ func (h *Hub) heldBack(ctx context.Context, last Position) (bool, error) {
 // deliver queues ev for s if s wants it, or drops s when its buffer is
 // full: holding events without bound for a reader that does not read would
 // let one slow client grow the server's memory. Called with mu held.
-func (h *Hub) deliver(s *Subscription, ev Event) {
+func (h *Hub) deliver(s *Subscription, ev *Event) {
 	if !s.wants(ev) {
 		return
 	}

@@ -115,14 +115,15 @@ type Subscription struct {
 	// mu guards queue: the live events the tailer handed over (once
 	// registered) and the writer has not taken yet. The tailer appends a
 	// whole read's events, then signals ready once: a writer wakes once
-	// per read of the outbox, not once per event.
+	// per read of the outbox, not once per event. The events are shared
+	// by every stream they reach, so a stream's queue holds pointers only.
 	mu    sync.Mutex
-	queue []Event
+	queue []*Event
 	ready chan struct{}
 	// batch is the queue as the writer last took it, handed out from next
 	// on; its array becomes the queue's again on the next take, so a
 	// stream that keeps up allocates nothing per event.
-	batch []Event
+	batch []*Event
 	next  int
 	// lastTake is when the writer last took a batch (Linger).
 	lastTake time.Time
@@ -195,7 +196,7 @@ func (s *Subscription) Err() error { return s.err }
 // sees all, a user the events of their own items, deleted ones included),
 // applied here to rows the tailer read once for all subscribers; replay
 // reads through the policy itself.
-func (s *Subscription) wants(ev Event) bool {
+func (s *Subscription) wants(ev *Event) bool {
 	if len(s.types) > 0 && !slices.Contains(s.types, ev.Type) {
 		return false
 	}
@@ -235,8 +236,8 @@ func (s *Subscription) popLive() (Event, bool) {
 		for s.next < len(s.batch) {
 			ev := s.batch[s.next]
 			s.next++
-			if s.advance(ev) {
-				return ev, true
+			if s.advance(*ev) {
+				return *ev, true
 			}
 		}
 		if !s.take() {
@@ -249,7 +250,10 @@ func (s *Subscription) popLive() (Event, bool) {
 // whether it got any event.
 func (s *Subscription) take() bool {
 	done := s.batch
-	clear(done) // the events' bytes are not held past their write
+	clear(done) // the events are not held past their write
+	if cap(done) > maxIdleQueue {
+		done = nil // a burst's array is not held for the stream's life
+	}
 	s.mu.Lock()
 	s.batch, s.queue = s.queue, done[:0]
 	s.mu.Unlock()
@@ -257,9 +261,12 @@ func (s *Subscription) take() bool {
 	return len(s.batch) > 0
 }
 
+// maxIdleQueue is the largest queue array a stream keeps between bursts.
+const maxIdleQueue = 64
+
 // push queues a live event, and reports false (leaving it out) when
 // Buffer events already wait: the stream is too slow. Called by the tailer.
-func (s *Subscription) push(ev Event, limit int) bool {
+func (s *Subscription) push(ev *Event, limit int) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.queue) >= limit {

@@ -47,6 +47,16 @@ func (p *profiler) allocs(ctx context.Context, row string) error {
 	return p.fetch(ctx, "/debug/pprof/allocs", row+".allocs.pprof")
 }
 
+// heap saves the heap profile now (what is live, and where it was
+// allocated), and its text form, which ends with the runtime's memory
+// statistics (stacks, heap released and idle) that tell RSS apart.
+func (p *profiler) heap(ctx context.Context, row string) error {
+	if err := p.fetch(ctx, "/debug/pprof/heap?gc=1", row+".heap.pprof"); err != nil {
+		return err
+	}
+	return p.fetch(ctx, "/debug/pprof/heap?debug=1", row+".heap.txt")
+}
+
 func (p *profiler) fetch(ctx context.Context, path, name string) error {
 	req, err := http.NewRequestWithContext(ctx, "GET", "http://"+p.addr+path, nil)
 	if err != nil {
