@@ -561,7 +561,7 @@
         body);
       const msg = el('p', { className: 'message', role: 'status', hidden: true });
       const nav = el('nav', { className: 'pager', 'aria-label': `Pages of deliveries to ${w.url}` });
-      const since = el('input', { type: 'datetime-local', 'aria-label': `Recover failed deliveries to ${w.url} created since` });
+      const since = el('input', { type: 'datetime-local', id: `recover-since-${w.id}` });
       since.value = localInput(new Date(Date.now() - 24 * 3600 * 1000));
       const recoverButton = button('Recover failed', `Recover failed deliveries to ${w.url}`, async (b) => {
         let n = null;
@@ -571,7 +571,7 @@
         if (n !== null) notice(msg, `${n} failed ${n === 1 ? 'delivery is' : 'deliveries are'} pending again. Refresh to follow them.`);
       });
       const refresh = button('Refresh', `Refresh the deliveries to ${w.url}`, (b) => act(b, () => pages.reload()));
-      const tools = el('div', { className: 'tools' }, refresh, el('span', { className: 'recover' }, since, recoverButton));
+      const tools = el('div', { className: 'tools' }, refresh, el('span', { className: 'recover' }, el('label', { htmlFor: since.id }, 'Failed since'), since, recoverButton));
       const pages = pager(nav, async (after) => {
         const d = await ask(q.deliveries, { id: w.id, after });
         const list = d.webhook.deliveries;
