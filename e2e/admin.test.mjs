@@ -8,7 +8,7 @@
 // admin revokes the key, and within 5 s the second context's stream stops
 // and its next request is refused, both visibly. The admin lowers Alice's
 // key's limit (Limits, admins only); Alice's browser spends its points and
-// Next then says RATE_LIMITED beside itself, and Alice sees only her own
+// Next or Previous then says RATE_LIMITED beside itself, and Alice sees only her own
 // keys, without Users, Audit or Limits. The admin registers a webhook at
 // the Go test's receiver (the secret shown once), sees its first delivery
 // fail with 500, retries it and sees it succeed, pauses and resumes it,
@@ -268,7 +268,7 @@ try {
   await shot(carol, 'admin-revoked-session.png');
 
   // ---- Limits (admins): Alice's key gets a small per-minute limit; her
-  // browser spends it and Next says RATE_LIMITED beside itself.
+  // browser spends it paging, and the refused page button says why beside itself.
   await view(admin, 'Users').click();
   await admin.getByRole('button', { name: 'Keys of alice@example.com' }).click();
   const aliceRow = admin.locator('#keys-rows tr').first();
@@ -281,32 +281,35 @@ try {
   const limitError = aliceRow.locator('.inline-error');
   await limitError.getByText('VALIDATION_ERROR').waitFor({ timeout });
   console.log(`limits: 0 is refused beside the field: "${await limitError.innerText()}"`);
-  await admin.getByLabel(`Requests per minute for ${aliceKeyName}`).fill('4');
+  await admin.getByLabel(`Requests per minute for ${aliceKeyName}`).fill('8');
   await admin.getByRole('button', { name: `Save the limits of ${aliceKeyName}` }).click();
-  await aliceRow.getByRole('cell', { name: '4/min, default/h', exact: true }).waitFor({ timeout });
-  console.log(`limits: Alice's key ${aliceKeyName} may spend 4 points a minute`);
+  await aliceRow.getByRole('cell', { name: '8/min, default/h', exact: true }).waitFor({ timeout });
+  console.log(`limits: Alice's key ${aliceKeyName} may spend 8 points a minute`);
 
   const alice = await newPage('alice');
   await signIn(alice, aliceKey);
   await view(alice, 'Browse items').click();
   await alice.locator('#item-rows tr').first().waitFor({ timeout });
-  const next = alice.getByRole('button', { name: 'Next', exact: true });
   const pageError = alice.locator('#page-error');
-  // Each page read spends a point; the first refused one says so where Next is.
-  for (let i = 0; i < 6 && await pageError.isHidden(); i++) {
+  // Each page read spends a point: Next and Previous in turn until one is
+  // refused, which says so beside the button pressed.
+  let pressed = '';
+  for (let i = 0; i < 12 && await pageError.isHidden(); i++) {
+    pressed = await alice.locator('#page-info').innerText().then((t) => (t.startsWith('1–') ? 'Next' : 'Previous'));
     const before = await alice.locator('#page-info').innerText();
-    await next.click();
+    await alice.getByRole('button', { name: pressed, exact: true }).click();
     await alice.waitForFunction((before) => document.getElementById('page-info').textContent !== before ||
       !document.getElementById('page-error').hidden, before, { timeout });
-    if (await pageError.isHidden()) await alice.getByRole('button', { name: 'Previous', exact: true }).click();
-    await alice.waitForFunction(() => !document.querySelector('#browse[aria-busy]'), null, { timeout });
   }
+  check(await alice.evaluate((id) => document.getElementById(id).nextElementSibling.id, pressed === 'Next' ? 'page-next' : 'page-prev') === 'page-error',
+    `the refusal is not beside ${pressed}`);
+  check(await alice.locator('#item-rows tr').count() > 0, 'the refused page emptied the table');
   await pageError.getByText('RATE_LIMITED').waitFor({ timeout });
   const limited = await pageError.innerText();
   check(/Rate limit reached: no points left until/.test(limited), `Next's refusal: ${limited}`);
-  await alice.locator('#points').getByText(/^0 of 4 points left/).waitFor({ timeout });
+  await alice.locator('#points').getByText(/^0 of 8 points left/).waitFor({ timeout });
   await shot(alice, 'admin-rate-limited.png');
-  console.log(`rate limit: "${limited}" beside Next; the bar says "${await alice.locator('#points').innerText()}"`);
+  console.log(`rate limit: "${limited}" beside ${pressed}; the bar says "${await alice.locator('#points').innerText()}"`);
 
   // ---- Alice (a user) sees her own keys only, without limits to edit.
   await view(alice, 'Keys').click();

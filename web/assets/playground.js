@@ -673,9 +673,10 @@ subscription ItemEvents {
         (!name || item.name.toLowerCase().includes(name));
     }
 
-    // load reads the page at after; paged, when Next or Previous asked for
-    // it, puts the page before back if the read fails (the rows on screen
-    // stay those of that page).
+    // load reads the page at after; paged, when Next or Previous (its
+    // button) asked for it, puts the page before back if the read fails
+    // (the rows on screen stay those of that page) and says why beside the
+    // button.
     async function load(paged) {
       const n = ++loading;
       view.setAttribute('aria-busy', 'true');
@@ -691,8 +692,11 @@ subscription ItemEvents {
       } catch (e) {
         if (n === loading) {
           tell(e.message, true);
-          if (paged) notice($('page-error'), e.message, true); // where the user clicked
-          if (paged) paged.restore();
+          if (paged) {
+            paged.button.after($('page-error')); // where the user clicked
+            notice($('page-error'), e.message, true);
+            paged.restore();
+          }
         }
       } finally {
         if (n === loading) view.removeAttribute('aria-busy');
@@ -937,13 +941,13 @@ subscription ItemEvents {
       back.push(was);
       after = endCursor;
       offset += rows.children.length;
-      load({ restore: () => { back.pop(); ({ after, offset } = was); } });
+      load({ button: $('page-next'), restore: () => { back.pop(); ({ after, offset } = was); } });
     });
     $('page-prev').addEventListener('click', () => {
       const was = { after, offset };
       const prev = back.pop() || { after: null, offset: 0 };
       ({ after, offset } = prev);
-      load({ restore: () => { back.push(prev); ({ after, offset } = was); } });
+      load({ button: $('page-prev'), restore: () => { back.push(prev); ({ after, offset } = was); } });
     });
 
     // reset forgets what one sign-in saw: another user may see other items.
