@@ -28,6 +28,7 @@ func NewExecutableSchema(cfg Config) graphql.ExecutableSchema {
 type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
+	APIKey() APIKeyResolver
 	Delivery() DeliveryResolver
 	Item() ItemResolver
 	Mutation() MutationResolver
@@ -45,6 +46,32 @@ type DirectiveRoot struct {
 }
 
 type ComplexityRoot struct {
+	APIKey struct {
+		CreatedAt          func(childComplexity int) int
+		ExpiresAt          func(childComplexity int) int
+		ID                 func(childComplexity int) int
+		Key                func(childComplexity int) int
+		Label              func(childComplexity int) int
+		LastUsedAt         func(childComplexity int) int
+		Prefix             func(childComplexity int) int
+		RateLimitPerHour   func(childComplexity int) int
+		RateLimitPerMinute func(childComplexity int) int
+		RevokedAt          func(childComplexity int) int
+		Scopes             func(childComplexity int) int
+		UserID             func(childComplexity int) int
+	}
+
+	APIKeyConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	APIKeyEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	Delivery struct {
 		AttemptLog     func(childComplexity int) int
 		Attempts       func(childComplexity int) int
@@ -127,6 +154,7 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
+		CreateAPIKey        func(childComplexity int, input model.CreateAPIKeyInput) int
 		CreateItem          func(childComplexity int, input service.ItemInput) int
 		CreateUser          func(childComplexity int, input model.CreateUserInput) int
 		CreateWebhook       func(childComplexity int, input service.WebhookInput) int
@@ -135,7 +163,9 @@ type ComplexityRoot struct {
 		Login               func(childComplexity int, apiKey string) int
 		RecoverDeliveries   func(childComplexity int, webhookID string, since time.Time) int
 		RetryDelivery       func(childComplexity int, webhookID string, id string) int
+		RevokeAPIKey        func(childComplexity int, id string) int
 		RotateWebhookSecret func(childComplexity int, id string) int
+		UpdateAPIKey        func(childComplexity int, id string, input model.UpdateAPIKeyInput) int
 		UpdateItem          func(childComplexity int, id string, input service.ItemInput, ifMatch *string) int
 		UpdateUser          func(childComplexity int, id string, input model.UpdateUserInput) int
 		UpdateWebhook       func(childComplexity int, id string, input service.WebhookInput) int
@@ -149,6 +179,8 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
+		APIKey   func(childComplexity int, id string) int
+		APIKeys  func(childComplexity int, userID *string, after *entgql.Cursor[string], first *int) int
 		Event    func(childComplexity int, id string) int
 		Events   func(childComplexity int, types []model.ItemEventType, since *string, after *entgql.Cursor[string], first *int) int
 		Item     func(childComplexity int, id string) int
@@ -235,6 +267,111 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 	ec := newExecutionContext(nil, e, nil)
 	_ = ec
 	switch typeName + "." + field {
+
+	case "APIKey.createdAt":
+		if e.ComplexityRoot.APIKey.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.APIKey.CreatedAt(childComplexity), true
+	case "APIKey.expiresAt":
+		if e.ComplexityRoot.APIKey.ExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.APIKey.ExpiresAt(childComplexity), true
+	case "APIKey.id":
+		if e.ComplexityRoot.APIKey.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.APIKey.ID(childComplexity), true
+	case "APIKey.key":
+		if e.ComplexityRoot.APIKey.Key == nil {
+			break
+		}
+
+		return e.ComplexityRoot.APIKey.Key(childComplexity), true
+	case "APIKey.label":
+		if e.ComplexityRoot.APIKey.Label == nil {
+			break
+		}
+
+		return e.ComplexityRoot.APIKey.Label(childComplexity), true
+	case "APIKey.lastUsedAt":
+		if e.ComplexityRoot.APIKey.LastUsedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.APIKey.LastUsedAt(childComplexity), true
+	case "APIKey.prefix":
+		if e.ComplexityRoot.APIKey.Prefix == nil {
+			break
+		}
+
+		return e.ComplexityRoot.APIKey.Prefix(childComplexity), true
+	case "APIKey.rateLimitPerHour":
+		if e.ComplexityRoot.APIKey.RateLimitPerHour == nil {
+			break
+		}
+
+		return e.ComplexityRoot.APIKey.RateLimitPerHour(childComplexity), true
+	case "APIKey.rateLimitPerMinute":
+		if e.ComplexityRoot.APIKey.RateLimitPerMinute == nil {
+			break
+		}
+
+		return e.ComplexityRoot.APIKey.RateLimitPerMinute(childComplexity), true
+	case "APIKey.revokedAt":
+		if e.ComplexityRoot.APIKey.RevokedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.APIKey.RevokedAt(childComplexity), true
+	case "APIKey.scopes":
+		if e.ComplexityRoot.APIKey.Scopes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.APIKey.Scopes(childComplexity), true
+	case "APIKey.userID":
+		if e.ComplexityRoot.APIKey.UserID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.APIKey.UserID(childComplexity), true
+
+	case "APIKeyConnection.edges":
+		if e.ComplexityRoot.APIKeyConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.APIKeyConnection.Edges(childComplexity), true
+	case "APIKeyConnection.pageInfo":
+		if e.ComplexityRoot.APIKeyConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.APIKeyConnection.PageInfo(childComplexity), true
+	case "APIKeyConnection.totalCount":
+		if e.ComplexityRoot.APIKeyConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.APIKeyConnection.TotalCount(childComplexity), true
+
+	case "APIKeyEdge.cursor":
+		if e.ComplexityRoot.APIKeyEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.APIKeyEdge.Cursor(childComplexity), true
+	case "APIKeyEdge.node":
+		if e.ComplexityRoot.APIKeyEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.APIKeyEdge.Node(childComplexity), true
 
 	case "Delivery.attemptLog":
 		if e.ComplexityRoot.Delivery.AttemptLog == nil {
@@ -535,6 +672,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ItemEventEdge.Node(childComplexity), true
 
+	case "Mutation.createAPIKey":
+		if e.ComplexityRoot.Mutation.CreateAPIKey == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createAPIKey_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateAPIKey(childComplexity, args["input"].(model.CreateAPIKeyInput)), true
 	case "Mutation.createItem":
 		if e.ComplexityRoot.Mutation.CreateItem == nil {
 			break
@@ -623,6 +771,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RetryDelivery(childComplexity, args["webhookID"].(string), args["id"].(string)), true
+	case "Mutation.revokeAPIKey":
+		if e.ComplexityRoot.Mutation.RevokeAPIKey == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_revokeAPIKey_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RevokeAPIKey(childComplexity, args["id"].(string)), true
 	case "Mutation.rotateWebhookSecret":
 		if e.ComplexityRoot.Mutation.RotateWebhookSecret == nil {
 			break
@@ -634,6 +793,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RotateWebhookSecret(childComplexity, args["id"].(string)), true
+	case "Mutation.updateAPIKey":
+		if e.ComplexityRoot.Mutation.UpdateAPIKey == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateAPIKey_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateAPIKey(childComplexity, args["id"].(string), args["input"].(model.UpdateAPIKeyInput)), true
 	case "Mutation.updateItem":
 		if e.ComplexityRoot.Mutation.UpdateItem == nil {
 			break
@@ -693,6 +863,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PageInfo.StartCursor(childComplexity), true
 
+	case "Query.apiKey":
+		if e.ComplexityRoot.Query.APIKey == nil {
+			break
+		}
+
+		args, err := ec.field_Query_apiKey_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.APIKey(childComplexity, args["id"].(string)), true
+	case "Query.apiKeys":
+		if e.ComplexityRoot.Query.APIKeys == nil {
+			break
+		}
+
+		args, err := ec.field_Query_apiKeys_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.APIKeys(childComplexity, args["userID"].(*string), args["after"].(*entgql.Cursor[string]), args["first"].(*int)), true
 	case "Query.event":
 		if e.ComplexityRoot.Query.Event == nil {
 			break
@@ -1052,11 +1244,13 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	opCtx := graphql.GetOperationContext(ctx)
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
+		ec.unmarshalInputCreateAPIKeyInput,
 		ec.unmarshalInputCreateItemInput,
 		ec.unmarshalInputCreateUserInput,
 		ec.unmarshalInputCreateWebhookInput,
 		ec.unmarshalInputItemOrder,
 		ec.unmarshalInputItemWhereInput,
+		ec.unmarshalInputUpdateAPIKeyInput,
 		ec.unmarshalInputUpdateItemInput,
 		ec.unmarshalInputUpdateUserInput,
 		ec.unmarshalInputUpdateWebhookInput,
@@ -1724,6 +1918,150 @@ type ItemEventEdge {
   cursor: Cursor!
 }
 `, BuiltIn: false},
+	{Name: "../keys.graphqls", Input: `# API keys: the twins of REST's /v1/keys routes (docs/parity.md pairs each),
+# on the same service functions. APIKey is REST's own resource
+# (internal/resource), its fields named in GraphQL's case and its scopes in
+# upper case.
+
+extend type Query {
+  """
+  A user's API keys, newest first, revoked and expired ones included: the
+  caller's own, or, for an admin, those of userID (anyone else naming
+  another user: NOT_FOUND, as for an unknown user) (REST: GET /v1/keys). A
+  page takes first, a whole number from 0 to 100, default 20; the page after
+  this one starts after pageInfo.endCursor. totalCount counts them all.
+  """
+  apiKeys(
+    "Another user's keys (user_…): admins only."
+    userID: ID
+    "Returns the keys that come after this cursor: pageInfo.endCursor of the page before."
+    after: Cursor
+    "The size of the page counted from its start (after the cursor after, if given): a whole number from 0 to 100. Without first, the page holds the first 20."
+    first: Int
+  ): APIKeyConnection!
+  """
+  One API key, without its secret (REST: GET /v1/keys/{id}): the caller's
+  own, or anyone's for an admin; another user's is NOT_FOUND, as an unknown
+  id is.
+  """
+  apiKey(
+    "The key's id (key_…)."
+    id: ID!
+  ): APIKey!
+}
+
+extend type Mutation {
+  """
+  Makes an API key for the caller, or, for an admin, for userID (REST: POST
+  /v1/keys). This answer carries the secret in key; no other answer shows it,
+  so keep it now.
+  """
+  createAPIKey(
+    "The new key: every field is optional."
+    input: CreateAPIKeyInput!
+  ): APIKey!
+  """
+  Changes the fields present in the input (REST: PUT /v1/keys/{id}): the
+  owner or an admin the label; admins only the key's own rate limits
+  (anyone else sending them, even null: PERMISSION_DENIED).
+  """
+  updateAPIKey(
+    "The key's id (key_…)."
+    id: ID!
+    "The fields to change: one absent stays as it is."
+    input: UpdateAPIKeyInput!
+  ): APIKey!
+  """
+  Revokes an API key and answers it with revokedAt set (REST: DELETE
+  /v1/keys/{id}): it no longer logs in, and its tokens stop at once on this
+  server and within 5 seconds on every other. Revoking a revoked key answers
+  it unchanged.
+  """
+  revokeAPIKey(
+    "The key's id (key_…)."
+    id: ID!
+  ): APIKey!
+}
+
+"What an API key's tokens may do."
+enum APIKeyScope {
+  "read on REST: REST GET, GraphQL queries and subscriptions."
+  READ
+  "write on REST: every other REST method and every GraphQL mutation."
+  WRITE
+}
+
+"An API key as its owner and admins see it, as REST's APIKey: never its hash."
+type APIKey {
+  "The key's id (key_…)."
+  id: ID!
+  "The owner's id (user_…)."
+  userID: ID!
+  "A name its owner gave the key; may be empty."
+  label: String!
+  "The first characters of the key, so that a person can tell keys apart."
+  prefix: String!
+  scopes: [APIKeyScope!]!
+  createdAt: Time!
+  "When a token of the key was last used or the key logged in, written at most once a minute; null if never."
+  lastUsedAt: Time
+  "When the key stops logging in; no token of it outlives it. null: never."
+  expiresAt: Time
+  "When the key was revoked; null: not revoked."
+  revokedAt: Time
+  "The key's own limit of points per minute; null: the server's RATE_LIMIT_PER_MINUTE."
+  rateLimitPerMinute: Int
+  "The key's own limit per hour; null: the server's RATE_LIMIT_PER_HOUR."
+  rateLimitPerHour: Int
+  "The secret (sk_…): only in createAPIKey's answer, null everywhere else."
+  key: String
+}
+
+"A page of API keys."
+type APIKeyConnection {
+  "The keys of the page, newest first."
+  edges: [APIKeyEdge!]!
+  "Where the page ends, and whether more follow."
+  pageInfo: PageInfo!
+  "How many keys the user has, in all."
+  totalCount: Int!
+}
+
+"An API key in a page."
+type APIKeyEdge {
+  node: APIKey!
+  "Pass it as after to start the next page after this key."
+  cursor: Cursor!
+}
+
+"""
+A new API key, for createAPIKey. A bad value is VALIDATION_ERROR naming the
+field, as on REST.
+"""
+input CreateAPIKeyInput {
+  "Up to 100 characters; empty if absent or null."
+  label: String
+  "Absent or null: both. Empty: VALIDATION_ERROR naming scopes."
+  scopes: [APIKeyScope!]
+  "Must be in the future; absent or null: never."
+  expiresAt: Time
+  "Another owner (user_…): admins only (anyone else: PERMISSION_DENIED); an unknown user is NOT_FOUND."
+  userID: ID
+}
+
+"""
+The changes to an API key, for updateAPIKey: a field that is absent stays as
+it is. A bad value is VALIDATION_ERROR naming the field, as on REST.
+"""
+input UpdateAPIKeyInput {
+  "Up to 100 characters; null leaves it."
+  label: String
+  "Admins only: a whole number from 1 to 1000000; null: back to the server's default. Takes effect within 5 seconds."
+  rateLimitPerMinute: Int
+  "Admins only, as rateLimitPerMinute."
+  rateLimitPerHour: Int
+}
+`, BuiltIn: false},
 	{Name: "../schema.graphqls", Input: `# Hand-written half of the GraphQL schema: what entgql does not generate.
 # ent.graphqls (generated) holds Item, User, Node and the Relay connections.
 
@@ -2193,6 +2531,58 @@ var parsedSchema = gqlparser.MustLoadSchema(sources...)
 // childFields_* functions provide shared child field context lookups.
 // Each function is generated once per unique object type, deduplicating the
 // switch statements that were previously inlined in every fieldContext_* function.
+
+func (ec *executionContext) childFields_APIKey(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_APIKey_id(ctx, field)
+	case "userID":
+		return ec.fieldContext_APIKey_userID(ctx, field)
+	case "label":
+		return ec.fieldContext_APIKey_label(ctx, field)
+	case "prefix":
+		return ec.fieldContext_APIKey_prefix(ctx, field)
+	case "scopes":
+		return ec.fieldContext_APIKey_scopes(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_APIKey_createdAt(ctx, field)
+	case "lastUsedAt":
+		return ec.fieldContext_APIKey_lastUsedAt(ctx, field)
+	case "expiresAt":
+		return ec.fieldContext_APIKey_expiresAt(ctx, field)
+	case "revokedAt":
+		return ec.fieldContext_APIKey_revokedAt(ctx, field)
+	case "rateLimitPerMinute":
+		return ec.fieldContext_APIKey_rateLimitPerMinute(ctx, field)
+	case "rateLimitPerHour":
+		return ec.fieldContext_APIKey_rateLimitPerHour(ctx, field)
+	case "key":
+		return ec.fieldContext_APIKey_key(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type APIKey", field.Name)
+}
+
+func (ec *executionContext) childFields_APIKeyConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_APIKeyConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_APIKeyConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_APIKeyConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type APIKeyConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_APIKeyEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "node":
+		return ec.fieldContext_APIKeyEdge_node(ctx, field)
+	case "cursor":
+		return ec.fieldContext_APIKeyEdge_cursor(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type APIKeyEdge", field.Name)
+}
 
 func (ec *executionContext) childFields_Delivery(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {

@@ -9,11 +9,42 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/acme/itemsvc/ent"
 	"github.com/acme/itemsvc/ent/user"
 	"github.com/acme/itemsvc/internal/resource"
 	"github.com/acme/itemsvc/third_party/entgql"
 )
+
+// A page of API keys.
+type APIKeyConnection struct {
+	// The keys of the page, newest first.
+	Edges []*APIKeyEdge `json:"edges"`
+	// Where the page ends, and whether more follow.
+	PageInfo *entgql.PageInfo[string] `json:"pageInfo"`
+	// How many keys the user has, in all.
+	TotalCount int `json:"totalCount"`
+}
+
+// An API key in a page.
+type APIKeyEdge struct {
+	Node *resource.APIKey `json:"node"`
+	// Pass it as after to start the next page after this key.
+	Cursor entgql.Cursor[string] `json:"cursor"`
+}
+
+// A new API key, for createAPIKey. A bad value is VALIDATION_ERROR naming the
+// field, as on REST.
+type CreateAPIKeyInput struct {
+	// Up to 100 characters; empty if absent or null.
+	Label *string `json:"label,omitempty"`
+	// Absent or null: both. Empty: VALIDATION_ERROR naming scopes.
+	Scopes []APIKeyScope `json:"scopes,omitempty"`
+	// Must be in the future; absent or null: never.
+	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+	// Another owner (user_…): admins only (anyone else: PERMISSION_DENIED); an unknown user is NOT_FOUND.
+	UserID *string `json:"userID,omitempty"`
+}
 
 // A new user, for createUser. A bad value is VALIDATION_ERROR naming the field, as on REST.
 type CreateUserInput struct {
@@ -71,6 +102,17 @@ type ItemEventEdge struct {
 type Subscription struct {
 }
 
+// The changes to an API key, for updateAPIKey: a field that is absent stays as
+// it is. A bad value is VALIDATION_ERROR naming the field, as on REST.
+type UpdateAPIKeyInput struct {
+	// Up to 100 characters; null leaves it.
+	Label *string `json:"label,omitempty"`
+	// Admins only: a whole number from 1 to 1000000; null: back to the server's default. Takes effect within 5 seconds.
+	RateLimitPerMinute graphql.Omittable[*int] `json:"rateLimitPerMinute,omitempty"`
+	// Admins only, as rateLimitPerMinute.
+	RateLimitPerHour graphql.Omittable[*int] `json:"rateLimitPerHour,omitempty"`
+}
+
 // The fields of updateUser: one absent or null stays as it is.
 type UpdateUserInput struct {
 	// The user's name: not empty.
@@ -96,6 +138,64 @@ type WebhookEdge struct {
 	Node *resource.Webhook `json:"node"`
 	// Pass it as after to start the next page after this webhook.
 	Cursor entgql.Cursor[string] `json:"cursor"`
+}
+
+// What an API key's tokens may do.
+type APIKeyScope string
+
+const (
+	// read on REST: REST GET, GraphQL queries and subscriptions.
+	APIKeyScopeRead APIKeyScope = "READ"
+	// write on REST: every other REST method and every GraphQL mutation.
+	APIKeyScopeWrite APIKeyScope = "WRITE"
+)
+
+var AllAPIKeyScope = []APIKeyScope{
+	APIKeyScopeRead,
+	APIKeyScopeWrite,
+}
+
+func (e APIKeyScope) IsValid() bool {
+	switch e {
+	case APIKeyScopeRead, APIKeyScopeWrite:
+		return true
+	}
+	return false
+}
+
+func (e APIKeyScope) String() string {
+	return string(e)
+}
+
+func (e *APIKeyScope) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = APIKeyScope(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid APIKeyScope", str)
+	}
+	return nil
+}
+
+func (e APIKeyScope) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *APIKeyScope) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e APIKeyScope) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
 }
 
 // The kind of an item change.
