@@ -107,6 +107,7 @@ func NewRouter(svc *service.Service, opts Options) *gin.Engine {
 	bindItems(api, svc)
 	bindWebhooks(api, svc)
 	bindKeys(api, svc)
+	bindAudit(api, svc)
 	bindEvents(v1, svc, append(authenticated, writeScope))
 
 	bindOps(e, opts)

@@ -29,6 +29,7 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
 	APIKey() APIKeyResolver
+	AuditEvent() AuditEventResolver
 	Delivery() DeliveryResolver
 	Item() ItemResolver
 	Mutation() MutationResolver
@@ -68,6 +69,33 @@ type ComplexityRoot struct {
 	}
 
 	APIKeyEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
+	AuditChange struct {
+		After  func(childComplexity int) int
+		Before func(childComplexity int) int
+		Field  func(childComplexity int) int
+	}
+
+	AuditEvent struct {
+		Action    func(childComplexity int) int
+		ActorID   func(childComplexity int) int
+		Changes   func(childComplexity int) int
+		CreatedAt func(childComplexity int) int
+		ID        func(childComplexity int) int
+		RequestID func(childComplexity int) int
+		TargetID  func(childComplexity int) int
+	}
+
+	AuditEventConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	AuditEventEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
 	}
@@ -179,19 +207,20 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		APIKey   func(childComplexity int, id string) int
-		APIKeys  func(childComplexity int, userID *string, after *entgql.Cursor[string], first *int) int
-		Event    func(childComplexity int, id string) int
-		Events   func(childComplexity int, types []model.ItemEventType, since *string, after *entgql.Cursor[string], first *int) int
-		Item     func(childComplexity int, id string) int
-		Items    func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.ItemOrder, where *ent.ItemWhereInput) int
-		Me       func(childComplexity int) int
-		Node     func(childComplexity int, id string) int
-		Nodes    func(childComplexity int, ids []string) int
-		User     func(childComplexity int, id string) int
-		Users    func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.UserOrder, where *ent.UserWhereInput) int
-		Webhook  func(childComplexity int, id string) int
-		Webhooks func(childComplexity int, after *entgql.Cursor[string], first *int) int
+		APIKey      func(childComplexity int, id string) int
+		APIKeys     func(childComplexity int, userID *string, after *entgql.Cursor[string], first *int) int
+		AuditEvents func(childComplexity int, actorID *string, action *model.AuditAction, after *entgql.Cursor[string], first *int) int
+		Event       func(childComplexity int, id string) int
+		Events      func(childComplexity int, types []model.ItemEventType, since *string, after *entgql.Cursor[string], first *int) int
+		Item        func(childComplexity int, id string) int
+		Items       func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.ItemOrder, where *ent.ItemWhereInput) int
+		Me          func(childComplexity int) int
+		Node        func(childComplexity int, id string) int
+		Nodes       func(childComplexity int, ids []string) int
+		User        func(childComplexity int, id string) int
+		Users       func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.UserOrder, where *ent.UserWhereInput) int
+		Webhook     func(childComplexity int, id string) int
+		Webhooks    func(childComplexity int, after *entgql.Cursor[string], first *int) int
 	}
 
 	Subscription struct {
@@ -372,6 +401,100 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.APIKeyEdge.Node(childComplexity), true
+
+	case "AuditChange.after":
+		if e.ComplexityRoot.AuditChange.After == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditChange.After(childComplexity), true
+	case "AuditChange.before":
+		if e.ComplexityRoot.AuditChange.Before == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditChange.Before(childComplexity), true
+	case "AuditChange.field":
+		if e.ComplexityRoot.AuditChange.Field == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditChange.Field(childComplexity), true
+
+	case "AuditEvent.action":
+		if e.ComplexityRoot.AuditEvent.Action == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEvent.Action(childComplexity), true
+	case "AuditEvent.actorID":
+		if e.ComplexityRoot.AuditEvent.ActorID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEvent.ActorID(childComplexity), true
+	case "AuditEvent.changes":
+		if e.ComplexityRoot.AuditEvent.Changes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEvent.Changes(childComplexity), true
+	case "AuditEvent.createdAt":
+		if e.ComplexityRoot.AuditEvent.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEvent.CreatedAt(childComplexity), true
+	case "AuditEvent.id":
+		if e.ComplexityRoot.AuditEvent.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEvent.ID(childComplexity), true
+	case "AuditEvent.requestID":
+		if e.ComplexityRoot.AuditEvent.RequestID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEvent.RequestID(childComplexity), true
+	case "AuditEvent.targetID":
+		if e.ComplexityRoot.AuditEvent.TargetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEvent.TargetID(childComplexity), true
+
+	case "AuditEventConnection.edges":
+		if e.ComplexityRoot.AuditEventConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEventConnection.Edges(childComplexity), true
+	case "AuditEventConnection.pageInfo":
+		if e.ComplexityRoot.AuditEventConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEventConnection.PageInfo(childComplexity), true
+	case "AuditEventConnection.totalCount":
+		if e.ComplexityRoot.AuditEventConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEventConnection.TotalCount(childComplexity), true
+
+	case "AuditEventEdge.cursor":
+		if e.ComplexityRoot.AuditEventEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEventEdge.Cursor(childComplexity), true
+	case "AuditEventEdge.node":
+		if e.ComplexityRoot.AuditEventEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEventEdge.Node(childComplexity), true
 
 	case "Delivery.attemptLog":
 		if e.ComplexityRoot.Delivery.AttemptLog == nil {
@@ -885,6 +1008,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.APIKeys(childComplexity, args["userID"].(*string), args["after"].(*entgql.Cursor[string]), args["first"].(*int)), true
+	case "Query.auditEvents":
+		if e.ComplexityRoot.Query.AuditEvents == nil {
+			break
+		}
+
+		args, err := ec.field_Query_auditEvents_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.AuditEvents(childComplexity, args["actorID"].(*string), args["action"].(*model.AuditAction), args["after"].(*entgql.Cursor[string]), args["first"].(*int)), true
 	case "Query.event":
 		if e.ComplexityRoot.Query.Event == nil {
 			break
@@ -1350,6 +1484,103 @@ func newExecutionContext(
 }
 
 var sources = []*ast.Source{
+	{Name: "../audit.graphqls", Input: `# The audit trail, for admins: the twin of REST's GET /v1/audit
+# (docs/parity.md pairs them), on the same service function.
+
+extend type Query {
+  """
+  The audit trail, for admins: PERMISSION_DENIED for anyone else (REST: GET
+  /v1/audit). Newest first. A page takes first, a whole number from 0 to
+  100, default 20; the page after this one starts after pageInfo.endCursor.
+  totalCount counts every matching record (only when asked for: the page
+  alone costs the same however long the trail).
+  """
+  auditEvents(
+    "Only the changes this user made (user_…)."
+    actorID: ID
+    "Only the records of this action."
+    action: AuditAction
+    "Returns the records that come after this cursor: pageInfo.endCursor of the page before."
+    after: Cursor
+    "The size of the page counted from its start (after the cursor after, if given): a whole number from 0 to 100. Without first, the page holds the first 20."
+    first: Int
+  ): AuditEventConnection!
+}
+
+"""
+One record of the audit trail: who changed what, written in the transaction
+of the change, as REST's AuditEvent.
+"""
+type AuditEvent {
+  "The record's id (aud_…)."
+  id: ID!
+  "The user who made the change (user_…); null for the system (the CLI, first start)."
+  actorID: ID
+  "What was done."
+  action: AuditAction!
+  "The id of what changed: a user, key, webhook or delivery."
+  targetID: ID!
+  "The fields that changed, each with its value before and after; never a secret, hash or key."
+  changes: [AuditChange!]!
+  "The X-Request-ID of the request that made the change; null when there was none."
+  requestID: String
+  "When the change was made."
+  createdAt: Time!
+}
+
+"One changed field of an audit record."
+type AuditChange {
+  "The field's name, as REST names it (snake_case)."
+  field: String!
+  "Its value before, as JSON text (\"\\\"admin\\\"\", \"true\"); null when it had none."
+  before: String
+  "Its value after, as JSON text; null when it has none (deleted)."
+  after: String
+}
+
+"What an audit record records (REST: user.created, key.revoked, …)."
+enum AuditAction {
+  "A user was created (REST: user.created)."
+  USER_CREATED
+  "A user's name, role or disabled changed (REST: user.updated)."
+  USER_UPDATED
+  "An API key was created (REST: key.created)."
+  KEY_CREATED
+  "An API key's label or rate limits changed (REST: key.updated)."
+  KEY_UPDATED
+  "An API key was revoked (REST: key.revoked)."
+  KEY_REVOKED
+  "A webhook was registered (REST: webhook.created)."
+  WEBHOOK_CREATED
+  "A webhook's url, description, events or active changed (REST: webhook.updated)."
+  WEBHOOK_UPDATED
+  "A webhook was deleted (REST: webhook.deleted)."
+  WEBHOOK_DELETED
+  "A webhook's signing secret was rotated; the record holds no secret (REST: webhook.secret_rotated)."
+  WEBHOOK_SECRET_ROTATED
+  "A delivery was sent again on request (REST: delivery.retried)."
+  DELIVERY_RETRIED
+  "A webhook's failed deliveries were re-queued (REST: deliveries.recovered)."
+  DELIVERIES_RECOVERED
+}
+
+"A page of the audit trail."
+type AuditEventConnection {
+  "The records of the page, newest first."
+  edges: [AuditEventEdge!]!
+  "Where the page ends, and whether more follow."
+  pageInfo: PageInfo!
+  "How many records match, in all."
+  totalCount: Int!
+}
+
+"An audit record in a page."
+type AuditEventEdge {
+  node: AuditEvent!
+  "Pass it as after to start the next page after this record."
+  cursor: Cursor!
+}
+`, BuiltIn: false},
 	{Name: "../ent.graphqls", Input: `"""
 Define a Relay Cursor type:
 https://relay.dev/graphql/connections.htm#sec-Cursor
@@ -2582,6 +2813,60 @@ func (ec *executionContext) childFields_APIKeyEdge(ctx context.Context, field gr
 		return ec.fieldContext_APIKeyEdge_cursor(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type APIKeyEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_AuditChange(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "field":
+		return ec.fieldContext_AuditChange_field(ctx, field)
+	case "before":
+		return ec.fieldContext_AuditChange_before(ctx, field)
+	case "after":
+		return ec.fieldContext_AuditChange_after(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AuditChange", field.Name)
+}
+
+func (ec *executionContext) childFields_AuditEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_AuditEvent_id(ctx, field)
+	case "actorID":
+		return ec.fieldContext_AuditEvent_actorID(ctx, field)
+	case "action":
+		return ec.fieldContext_AuditEvent_action(ctx, field)
+	case "targetID":
+		return ec.fieldContext_AuditEvent_targetID(ctx, field)
+	case "changes":
+		return ec.fieldContext_AuditEvent_changes(ctx, field)
+	case "requestID":
+		return ec.fieldContext_AuditEvent_requestID(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_AuditEvent_createdAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AuditEvent", field.Name)
+}
+
+func (ec *executionContext) childFields_AuditEventConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_AuditEventConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_AuditEventConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_AuditEventConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AuditEventConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_AuditEventEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "node":
+		return ec.fieldContext_AuditEventEdge_node(ctx, field)
+	case "cursor":
+		return ec.fieldContext_AuditEventEdge_cursor(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AuditEventEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_Delivery(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {

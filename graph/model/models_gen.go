@@ -33,6 +33,33 @@ type APIKeyEdge struct {
 	Cursor entgql.Cursor[string] `json:"cursor"`
 }
 
+// One changed field of an audit record.
+type AuditChange struct {
+	// The field's name, as REST names it (snake_case).
+	Field string `json:"field"`
+	// Its value before, as JSON text ("\"admin\"", "true"); null when it had none.
+	Before *string `json:"before,omitempty"`
+	// Its value after, as JSON text; null when it has none (deleted).
+	After *string `json:"after,omitempty"`
+}
+
+// A page of the audit trail.
+type AuditEventConnection struct {
+	// The records of the page, newest first.
+	Edges []*AuditEventEdge `json:"edges"`
+	// Where the page ends, and whether more follow.
+	PageInfo *entgql.PageInfo[string] `json:"pageInfo"`
+	// How many records match, in all.
+	TotalCount int `json:"totalCount"`
+}
+
+// An audit record in a page.
+type AuditEventEdge struct {
+	Node *ent.AuditEvent `json:"node"`
+	// Pass it as after to start the next page after this record.
+	Cursor entgql.Cursor[string] `json:"cursor"`
+}
+
 // A new API key, for createAPIKey. A bad value is VALIDATION_ERROR naming the
 // field, as on REST.
 type CreateAPIKeyInput struct {
@@ -193,6 +220,91 @@ func (e *APIKeyScope) UnmarshalJSON(b []byte) error {
 }
 
 func (e APIKeyScope) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// What an audit record records (REST: user.created, key.revoked, …).
+type AuditAction string
+
+const (
+	// A user was created (REST: user.created).
+	AuditActionUserCreated AuditAction = "USER_CREATED"
+	// A user's name, role or disabled changed (REST: user.updated).
+	AuditActionUserUpdated AuditAction = "USER_UPDATED"
+	// An API key was created (REST: key.created).
+	AuditActionKeyCreated AuditAction = "KEY_CREATED"
+	// An API key's label or rate limits changed (REST: key.updated).
+	AuditActionKeyUpdated AuditAction = "KEY_UPDATED"
+	// An API key was revoked (REST: key.revoked).
+	AuditActionKeyRevoked AuditAction = "KEY_REVOKED"
+	// A webhook was registered (REST: webhook.created).
+	AuditActionWebhookCreated AuditAction = "WEBHOOK_CREATED"
+	// A webhook's url, description, events or active changed (REST: webhook.updated).
+	AuditActionWebhookUpdated AuditAction = "WEBHOOK_UPDATED"
+	// A webhook was deleted (REST: webhook.deleted).
+	AuditActionWebhookDeleted AuditAction = "WEBHOOK_DELETED"
+	// A webhook's signing secret was rotated; the record holds no secret (REST: webhook.secret_rotated).
+	AuditActionWebhookSecretRotated AuditAction = "WEBHOOK_SECRET_ROTATED"
+	// A delivery was sent again on request (REST: delivery.retried).
+	AuditActionDeliveryRetried AuditAction = "DELIVERY_RETRIED"
+	// A webhook's failed deliveries were re-queued (REST: deliveries.recovered).
+	AuditActionDeliveriesRecovered AuditAction = "DELIVERIES_RECOVERED"
+)
+
+var AllAuditAction = []AuditAction{
+	AuditActionUserCreated,
+	AuditActionUserUpdated,
+	AuditActionKeyCreated,
+	AuditActionKeyUpdated,
+	AuditActionKeyRevoked,
+	AuditActionWebhookCreated,
+	AuditActionWebhookUpdated,
+	AuditActionWebhookDeleted,
+	AuditActionWebhookSecretRotated,
+	AuditActionDeliveryRetried,
+	AuditActionDeliveriesRecovered,
+}
+
+func (e AuditAction) IsValid() bool {
+	switch e {
+	case AuditActionUserCreated, AuditActionUserUpdated, AuditActionKeyCreated, AuditActionKeyUpdated, AuditActionKeyRevoked, AuditActionWebhookCreated, AuditActionWebhookUpdated, AuditActionWebhookDeleted, AuditActionWebhookSecretRotated, AuditActionDeliveryRetried, AuditActionDeliveriesRecovered:
+		return true
+	}
+	return false
+}
+
+func (e AuditAction) String() string {
+	return string(e)
+}
+
+func (e *AuditAction) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = AuditAction(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid AuditAction", str)
+	}
+	return nil
+}
+
+func (e AuditAction) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *AuditAction) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e AuditAction) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil
