@@ -2,25 +2,27 @@
 // driven by playwright-core; any request leaving the test server, script
 // error or Content-Security-Policy violation fails it). An admin signs in
 // and, on the Users page, filters, creates Carol (a taken email is refused
-// beside the email field), disables and enables her; on the Keys page
-// issues her a key and copies it from the shown-once box. A second browser
-// context signs in with that key and follows the browsing view live; the
-// admin revokes the key, and within 5 s the second context's stream stops
-// and its next request is refused, both visibly. The admin lowers Alice's
-// key's limit (Limits, admins only); Alice's browser spends its points and
-// Next or Previous then says RATE_LIMITED beside itself, and Alice sees only her own
-// keys, without Users, Audit or Limits. The admin registers a webhook at
-// the Go test's receiver (the secret shown once), sees its first delivery
-// fail with 500, retries it and sees it succeed, pauses and resumes it,
-// recovers failed deliveries; then finds each action in the Audit page,
-// and filters it by actor and action.
+// beside the email field), disables and enables her. On the Webhooks page
+// the admin registers a webhook at the Go test's receiver (the secret shown
+// once), sees its first delivery fail with 500, retries it and sees it
+// succeed, recovers failed deliveries, pauses it (a retry is then refused
+// beside Retry) and resumes it. On the Keys page the admin issues Carol a
+// key and copies it from the shown-once box. A second browser context
+// signs in with that key and follows the browsing view live; the admin
+// revokes the key, and within 5 s the second context's stream stops and
+// its next request is refused, both visibly. The admin sets a small limit
+// on Alice's key (Limits, admins only; 0 is refused beside the field), then
+// finds each action in the Audit page and filters it by action and actor.
+// Last, Alice signs in: she sees her own keys only, without Users, Audit or
+// Limits, and pages through her items until a page is refused, which says
+// RATE_LIMITED beside the button she pressed.
 //
 // Started by e2e/adminpages_test.go, which passes BASE_URL, API_KEY (the
 // admin's), USER_API_KEY (Alice's, with more than a page of items),
 // RECEIVER_URL, OUTPUT_DIR; CHROMIUM overrides /usr/bin/chromium.
-// Screenshots: admin-users.png, admin-keys-created.png,
-// admin-keys-revoked.png, admin-revoked-session.png, admin-webhooks.png,
-// admin-rate-limited.png, admin-user-keys.png, admin-audit.png.
+// Screenshots: admin-users.png, admin-webhooks.png, admin-keys-created.png,
+// admin-keys-revoked.png, admin-revoked-stream.png, admin-revoked-session.png,
+// admin-audit.png, admin-user-keys.png, admin-rate-limited.png.
 import { chromium } from 'playwright-core';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -260,6 +262,7 @@ try {
     .waitFor({ timeout: Math.max(1, 5000 - (Date.now() - revokedAt)) });
   console.log(`carol: "${await carol.locator('#browse-message').innerText()}" after ${Date.now() - revokedAt} ms`);
   check(!(await carol.getByLabel('Live updates').isChecked()), 'Live updates stays ticked after the stream stopped');
+  await shot(carol, 'admin-revoked-stream.png');
   // Her next request is refused, and the page says so.
   await carol.getByLabel('Status', { exact: true }).selectOption({ index: 1 });
   await carol.locator('#message.error').getByText('The server no longer accepts your token').waitFor({ timeout: Math.max(1, 5000 - (Date.now() - revokedAt)) });

@@ -56,7 +56,7 @@ func TestPagesInBrowserAdmin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	shots := []string{"admin-users.png", "admin-keys-created.png", "admin-keys-revoked.png", "admin-revoked-session.png",
+	shots := []string{"admin-users.png", "admin-keys-created.png", "admin-keys-revoked.png", "admin-revoked-stream.png", "admin-revoked-session.png",
 		"admin-webhooks.png", "admin-rate-limited.png", "admin-user-keys.png", "admin-audit.png"}
 	for _, s := range shots {
 		_ = os.Remove(filepath.Join(out, s))
