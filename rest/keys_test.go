@@ -102,7 +102,7 @@ func TestKeysAPI(t *testing.T) {
 
 		// GET /v1/keys/{id}
 		{Name: "get own key", Method: "GET", Path: "/v1/keys/" + f.alice.KeyID, Token: f.alice.Token, Status: 200,
-			Contains: []string{`"id":"` + f.alice.KeyID + `"`, `"user_id":"` + f.alice.UserID + `"`, `"prefix":"sk_`, `"revoked_at":null`},
+			Contains:    []string{`"id":"` + f.alice.KeyID + `"`, `"user_id":"` + f.alice.UserID + `"`, `"prefix":"sk_`, `"revoked_at":null`},
 			NotContains: []string{`"key":`}},
 		{Name: "a read-only key reads its user's key", Method: "GET", Path: "/v1/keys/" + f.alice.KeyID, Token: f.aliceRO.Token, Status: 200},
 		{Name: "another user's key is not found", Method: "GET", Path: "/v1/keys/" + f.alice.KeyID, Token: f.bob.Token, Status: 404, Code: "NOT_FOUND"},
