@@ -40,7 +40,9 @@ func TestKeysGraphQL(t *testing.T) {
 	update := func(id, input string) string {
 		return fmt.Sprintf(`mutation { updateAPIKey(id: %q, input: %s) { %s } }`, id, input, fields)
 	}
-	revoke := func(id string) string { return fmt.Sprintf(`mutation { revokeAPIKey(id: %q) { id revokedAt key } }`, id) }
+	revoke := func(id string) string {
+		return fmt.Sprintf(`mutation { revokeAPIKey(id: %q) { id revokedAt key } }`, id)
+	}
 	future := time.Now().Add(24 * time.Hour).UTC().Format(time.RFC3339)
 	past := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
 	long := strings.Repeat("x", 101)
