@@ -55,7 +55,9 @@ func Authenticate(svc *service.Service) gin.HandlerFunc {
 			renderError(c, err)
 			return
 		}
-		c.Request = c.Request.WithContext(viewer.NewContext(c.Request.Context(), v))
+		// The request id rides along for the audit records of its changes.
+		ctx := service.WithRequestID(viewer.NewContext(c.Request.Context(), v), c.GetString(requestIDKey))
+		c.Request = c.Request.WithContext(ctx)
 		c.Next()
 	}
 }
