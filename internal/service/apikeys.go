@@ -244,8 +244,9 @@ func (s *Service) CreateAPIKey(ctx context.Context, in KeyInput) (CreatedKey, er
 }
 
 // insertKey makes a key of userID in tx, as the system (ent privacy lets
-// only admins write keys; the caller has checked who may). The one place a
-// key is made, for the API and the CLI alike.
+// only admins write keys; the caller has checked who may), and records
+// key.created in tx. The one place a key is made, for the API, the CLI and
+// first start alike; the secret is never recorded.
 func (s *Service) insertKey(ctx context.Context, tx *ent.Tx, userID, label string, scopes []string, expiresAt *time.Time) (CreatedKey, error) {
 	secret := auth.NewKey(s.opts.KeyPrefix)
 	create := tx.APIKey.Create().
@@ -260,6 +261,17 @@ func (s *Service) insertKey(ctx context.Context, tx *ent.Tx, userID, label strin
 	k, err := create.Save(system(ctx))
 	if err != nil {
 		return CreatedKey{}, fmt.Errorf("create key: %w", err)
+	}
+	changes := map[string]Change{
+		"user_id": {After: k.UserID},
+		"label":   {After: k.Label},
+		"scopes":  {After: k.Scopes},
+	}
+	if k.ExpiresAt != nil {
+		changes["expires_at"] = Change{After: k.ExpiresAt.UTC()}
+	}
+	if err := s.recordAudit(ctx, tx, AuditKeyCreated, k.ID, changes); err != nil {
+		return CreatedKey{}, err
 	}
 	return CreatedKey{APIKey: k, Secret: secret}, nil
 }
@@ -305,6 +317,9 @@ func (s *Service) UpdateAPIKey(ctx context.Context, id string, c KeyChanges) (*e
 		if err != nil {
 			return fmt.Errorf("update key: %w", err)
 		}
+		if changes := auditedKeyChanges(k, out); len(changes) > 0 {
+			return s.recordAudit(ctx, tx, AuditKeyUpdated, out.ID, changes)
+		}
 		return nil
 	})
 	if err != nil {
@@ -312,6 +327,23 @@ func (s *Service) UpdateAPIKey(ctx context.Context, id string, c KeyChanges) (*e
 	}
 	s.keys.forget(out.ID)
 	return detach(ctx, out), nil
+}
+
+// auditedKeyChanges are the fields an update changed, for the audit trail.
+func auditedKeyChanges(before, after *ent.APIKey) map[string]Change {
+	changes := map[string]Change{}
+	if before.Label != after.Label {
+		changes["label"] = Change{Before: before.Label, After: after.Label}
+	}
+	for field, v := range map[string][2]*int{
+		"rate_limit_per_minute": {before.RateLimitPerMinute, after.RateLimitPerMinute},
+		"rate_limit_per_hour":   {before.RateLimitPerHour, after.RateLimitPerHour},
+	} {
+		if (v[0] == nil) != (v[1] == nil) || v[0] != nil && *v[0] != *v[1] {
+			changes[field] = Change{Before: v[0], After: v[1]}
+		}
+	}
+	return changes
 }
 
 // setLimit applies one limit change through the update's setter or clearer.
@@ -349,9 +381,10 @@ func (s *Service) RevokeAPIKey(ctx context.Context, id string) (*ent.APIKey, err
 	return detach(ctx, out), nil
 }
 
-// revokeKey sets the revocation time of k in tx, as the system, unless it
-// is revoked already: the one place a key is revoked, for the API and the
-// CLI alike. The caller drops the key from the cache once tx commits.
+// revokeKey sets the revocation time of k in tx, as the system, and
+// records key.revoked, unless it is revoked already (then nothing changes
+// and nothing is recorded): the one place a key is revoked, for the API and
+// the CLI alike. The caller drops the key from the cache once tx commits.
 func (s *Service) revokeKey(ctx context.Context, tx *ent.Tx, k *ent.APIKey) (*ent.APIKey, error) {
 	if k.RevokedAt != nil {
 		return k, nil
@@ -359,6 +392,10 @@ func (s *Service) revokeKey(ctx context.Context, tx *ent.Tx, k *ent.APIKey) (*en
 	k, err := tx.APIKey.UpdateOne(k).SetRevokedAt(time.Now().UTC()).Save(system(ctx))
 	if err != nil {
 		return nil, fmt.Errorf("revoke key: %w", err)
+	}
+	changes := map[string]Change{"revoked_at": {After: k.RevokedAt.UTC()}}
+	if err := s.recordAudit(ctx, tx, AuditKeyRevoked, k.ID, changes); err != nil {
+		return nil, err
 	}
 	return k, nil
 }

@@ -124,11 +124,11 @@ func (s *Service) Bootstrap(ctx context.Context) (string, error) {
 		if err != nil {
 			return fmt.Errorf("create the admin: %w", err)
 		}
-		k := auth.NewKey(s.opts.KeyPrefix)
-		if _, err := tx.APIKey.Create().SetUserID(u.ID).SetKeyHash(auth.HashKey(k)).SetPrefix(auth.DisplayPrefix(k)).Save(ctx); err != nil {
+		k, err := s.insertKey(ctx, tx, u.ID, "", KeyScopes, nil)
+		if err != nil {
 			return fmt.Errorf("create the admin's key: %w", err)
 		}
-		key = k
+		key = k.Secret
 		return nil
 	})
 	if err != nil {
