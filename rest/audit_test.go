@@ -11,6 +11,7 @@ import (
 	"github.com/acme/itemsvc/ent"
 	"github.com/acme/itemsvc/ent/delivery"
 	"github.com/acme/itemsvc/ent/event"
+	"github.com/acme/itemsvc/internal/app"
 	"github.com/acme/itemsvc/internal/testutil"
 )
 
@@ -305,4 +306,153 @@ func strOr(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+// TestAuditList: GET /v1/audit, a row per case of the contract: the admin,
+// a user (403), a read-only key of an admin (reads), an expired key and a
+// disabled admin (401), the filters, paging by cursor and each bad input.
+func TestAuditList(t *testing.T) {
+	env := testutil.New(t, testutil.WithAppOptions(func(o *app.Options) { o.Service.KeyRecheck = 100 * time.Millisecond }))
+	admin, alice := env.Admin, env.Alice
+	ro := env.NewKeyActor("admin@example.com", "", true, testutil.ReadOnly)
+	expired := env.NewKeyActor("admin@example.com", "", true, func(u *ent.APIKeyUpdateOne) *ent.APIKeyUpdateOne {
+		return u.SetExpiresAt(time.Now().Add(time.Second))
+	})
+	gone := env.NewKeyActor("dave@example.com", "Dave", true, nil)
+	for i := range 5 {
+		if r := env.Do(testutil.Request{Method: "POST", Path: "/v1/users", Token: admin.Token,
+			Body: map[string]any{"email": fmt.Sprintf("u%d@example.com", i), "name": "U"}}); r.Status != 201 {
+			t.Fatalf("create user: %d %s", r.Status, r.Body)
+		}
+	}
+	for _, name := range []string{"Alice 1", "Alice 2"} {
+		if r := env.Do(testutil.Request{Method: "PUT", Path: "/v1/users/" + alice.UserID, Token: alice.Token,
+			Body: map[string]any{"name": name}}); r.Status != 200 {
+			t.Fatalf("rename: %d %s", r.Status, r.Body)
+		}
+	}
+	if r := env.Do(testutil.Request{Method: "PUT", Path: "/v1/users/" + gone.UserID, Token: admin.Token,
+		Body: map[string]any{"disabled": true}}); r.Status != 200 {
+		t.Fatalf("disable: %d %s", r.Status, r.Body)
+	}
+	testutil.Eventually(t, 5*time.Second, func() bool {
+		return env.Do(testutil.Request{Method: "GET", Path: "/v1/users/me", Token: gone.Token}).Status == 401 &&
+			env.Do(testutil.Request{Method: "GET", Path: "/v1/users/me", Token: expired.Token}).Status == 401
+	})
+	// 5 users created and dave disabled by the admin, 2 renames by alice.
+	const total = 8
+
+	type record struct {
+		ID        string
+		Action    string
+		TargetID  string  `json:"target_id"`
+		ActorID   *string `json:"actor_id"`
+		RequestID *string `json:"request_id"`
+		Timestamp time.Time
+		Changes   map[string][]any
+	}
+	page := func(t *testing.T, r *testutil.Response) ([]record, *string) {
+		t.Helper()
+		var env struct {
+			Data []record
+			Meta struct{ Pagination struct{ NextCursor *string `json:"next_cursor"` } }
+		}
+		testutil.MustJSON(t, r.Body, &env)
+		return env.Data, env.Meta.Pagination.NextCursor
+	}
+	count := func(n int, each func(record) bool) func(t *testing.T, r *testutil.Response) {
+		return func(t *testing.T, r *testutil.Response) {
+			recs, next := page(t, r)
+			if len(recs) != n || next != nil {
+				t.Fatalf("%d records (next %v), want %d on one page: %s", len(recs), next, n, r.Body)
+			}
+			for i, e := range recs {
+				if i > 0 && e.Timestamp.After(recs[i-1].Timestamp) {
+					t.Errorf("not newest first at %d", i)
+				}
+				if each != nil && !each(e) {
+					t.Errorf("record %+v", e)
+				}
+			}
+		}
+	}
+	bad := func(name, query, field string) testutil.Scenario {
+		return testutil.Scenario{Name: name, Method: "GET", Path: "/v1/audit?" + query, Token: admin.Token,
+			Status: 400, Code: "VALIDATION_ERROR", Contains: []string{`"field":"` + field + `"`}}
+	}
+	var itemCursor string
+	env.CreateItem(alice, "a")
+	env.CreateItem(alice, "b")
+	if r := env.Do(testutil.Request{Method: "GET", Path: "/v1/items?limit=1", Token: alice.Token}); r.Status == 200 {
+		var e struct {
+			Meta struct{ Pagination struct{ NextCursor string `json:"next_cursor"` } }
+		}
+		testutil.MustJSON(t, r.Body, &e)
+		itemCursor = e.Meta.Pagination.NextCursor
+	}
+	if itemCursor == "" {
+		t.Fatal("no item cursor")
+	}
+
+	testutil.Run(t, env, []testutil.Scenario{
+		{Name: "the admin reads the trail", Method: "GET", Path: "/v1/audit", Token: admin.Token, Status: 200,
+			Contains: []string{`"action":"user.created"`, `"action":"user.updated"`, `"next_cursor":null`},
+			Check: count(total, func(e record) bool {
+				return strings.HasPrefix(e.ID, "aud_") && e.ActorID != nil && e.RequestID != nil && e.Changes != nil
+			})},
+		{Name: "a user may not", Method: "GET", Path: "/v1/audit", Token: alice.Token, Status: 403, Code: "PERMISSION_DENIED"},
+		{Name: "a read-only key of an admin reads it", Method: "GET", Path: "/v1/audit", Token: ro.Token, Status: 200,
+			Check: count(total, nil)},
+		{Name: "an expired key", Method: "GET", Path: "/v1/audit", Token: expired.Token, Status: 401, Code: "TOKEN_EXPIRED"},
+		{Name: "a disabled admin", Method: "GET", Path: "/v1/audit", Token: gone.Token, Status: 401, Code: "UNAUTHORIZED"},
+		{Name: "no token", Method: "GET", Path: "/v1/audit", Status: 401, Code: "UNAUTHORIZED"},
+		{Name: "by actor", Method: "GET", Path: "/v1/audit?actor_id=" + alice.UserID, Token: admin.Token, Status: 200,
+			Check: count(2, func(e record) bool { return *e.ActorID == alice.UserID && e.TargetID == alice.UserID })},
+		{Name: "by action", Method: "GET", Path: "/v1/audit?action=user.created", Token: admin.Token, Status: 200,
+			Check: count(5, func(e record) bool { return e.Action == "user.created" && *e.ActorID == admin.UserID })},
+		{Name: "by actor and action", Method: "GET", Path: "/v1/audit?action=user.updated&actor_id=" + admin.UserID, Token: admin.Token,
+			Status: 200, Check: count(1, func(e record) bool { return e.TargetID == gone.UserID })},
+		{Name: "an actor with no records", Method: "GET", Path: "/v1/audit?actor_id=user_01jd0000000000000000000000", Token: admin.Token,
+			Status: 200, Check: count(0, nil)},
+		{Name: "an action with no records", Method: "GET", Path: "/v1/audit?action=webhook.secret_rotated", Token: admin.Token,
+			Status: 200, Check: count(0, nil)},
+		bad("an unknown action", "action=user.deleted", "action"),
+		bad("an action in GraphQL's case", "action=USER_CREATED", "action"),
+		bad("an actor that is not a user id", "actor_id=alice", "actor_id"),
+		bad("a cursor this API did not issue", "cursor=garbage", "cursor"),
+		bad("a cursor of another list", "cursor="+itemCursor, "cursor"),
+		bad("a limit of 0", "limit=0", "limit"),
+		bad("a limit over 100", "limit=101", "limit"),
+		bad("a limit that is no number", "limit=ten", "limit"),
+	})
+
+	t.Run("pages by cursor", func(t *testing.T) {
+		all := env.Do(testutil.Request{Method: "GET", Path: "/v1/audit", Token: admin.Token})
+		want, _ := page(t, all)
+		var got []record
+		path := "/v1/audit?limit=3"
+		for pages := 0; ; pages++ {
+			if pages > total {
+				t.Fatal("the pages never end")
+			}
+			r := env.Do(testutil.Request{Method: "GET", Path: path, Token: admin.Token})
+			if r.Status != 200 {
+				t.Fatalf("%d %s", r.Status, r.Body)
+			}
+			recs, next := page(t, r)
+			got = append(got, recs...)
+			if next == nil {
+				break
+			}
+			path = "/v1/audit?limit=3&cursor=" + *next
+		}
+		if len(got) != total {
+			t.Fatalf("%d records over the pages, want %d", len(got), total)
+		}
+		for i := range want {
+			if got[i].ID != want[i].ID {
+				t.Fatalf("record %d is %s over the pages, %s on one page", i, got[i].ID, want[i].ID)
+			}
+		}
+	})
 }
