@@ -355,7 +355,11 @@ func TestAuditList(t *testing.T) {
 		t.Helper()
 		var env struct {
 			Data []record
-			Meta struct{ Pagination struct{ NextCursor *string `json:"next_cursor"` } }
+			Meta struct {
+				Pagination struct {
+					NextCursor *string `json:"next_cursor"`
+				}
+			}
 		}
 		testutil.MustJSON(t, r.Body, &env)
 		return env.Data, env.Meta.Pagination.NextCursor
@@ -385,7 +389,11 @@ func TestAuditList(t *testing.T) {
 	env.CreateItem(alice, "b")
 	if r := env.Do(testutil.Request{Method: "GET", Path: "/v1/items?limit=1", Token: alice.Token}); r.Status == 200 {
 		var e struct {
-			Meta struct{ Pagination struct{ NextCursor string `json:"next_cursor"` } }
+			Meta struct {
+				Pagination struct {
+					NextCursor string `json:"next_cursor"`
+				}
+			}
 		}
 		testutil.MustJSON(t, r.Body, &e)
 		itemCursor = e.Meta.Pagination.NextCursor
