@@ -40,7 +40,7 @@ func (r *queryResolver) AuditEvents(ctx context.Context, actorID *string, action
 		cursors[i] = keysetCursor(e.CreatedAt, e.ID)
 		conn.Edges[i] = &model.AuditEventEdge{Node: e, Cursor: cursors[i]}
 	}
-	conn.PageInfo = forwardPageInfo(cursors, res.Next != nil, after != nil)
+	conn.PageInfo = forwardPageInfo(cursors, res.More, after != nil)
 	return conn, nil
 }
 

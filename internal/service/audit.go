@@ -123,10 +123,12 @@ type AuditParams struct {
 }
 
 // AuditPage is one page of the audit trail, newest first. Next is the
-// cursor of the next (older) page, nil on the last.
+// cursor of the next (older) page, nil on the last. More reports records
+// after the page (with a Limit of 0, the one case where Next stays nil).
 type AuditPage struct {
 	Events []*ent.AuditEvent
 	Next   *Keyset
+	More   bool
 	Total  int
 }
 
@@ -250,9 +252,8 @@ func (s *Service) ListAudit(ctx context.Context, p AuditParams) (AuditPage, erro
 	if err != nil {
 		return AuditPage{}, fmt.Errorf("list audit events: %w", err)
 	}
-	var more bool
-	out.Events, more = cut(rows, p.Limit)
-	if more && len(out.Events) > 0 {
+	out.Events, out.More = cut(rows, p.Limit)
+	if out.More && len(out.Events) > 0 {
 		last := out.Events[len(out.Events)-1]
 		out.Next = &Keyset{CreatedAt: last.CreatedAt, ID: last.ID}
 	}
