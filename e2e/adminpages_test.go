@@ -35,9 +35,12 @@ func TestPagesInBrowserAdmin(t *testing.T) {
 		// is the one that succeeds.
 		c.WebhookRetrySchedule = []time.Duration{time.Hour}
 	}))
-	// More than a page of Alice's items: Next has a page to ask for.
+	// More than a page of Alice's items: Next has a page to ask for. They
+	// are made with another key of hers, so that the key the browser uses
+	// has spent nothing of its window when the admin lowers its limit.
+	seeder := env.NewActor("alice@example.com", "Alice", false)
 	for i := 1; i <= 21; i++ {
-		env.CreateItem(env.Alice, fmt.Sprintf("Alice's item %d", i))
+		env.CreateItem(seeder, fmt.Sprintf("Alice's item %d", i))
 	}
 	var hits atomic.Int32
 	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
