@@ -1,11 +1,15 @@
 package rest_test
 
 import (
+	"context"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/acme/itemsvc/internal/app"
+	"github.com/acme/itemsvc/internal/service"
 	"github.com/acme/itemsvc/internal/testutil"
 )
 
@@ -57,5 +61,36 @@ func TestKeyOwnRateLimit(t *testing.T) {
 				}),
 			})
 		})
+	}
+}
+
+// TestKeyOwnRateLimitReplicas: a limit set through one replica holds on
+// another within the key recheck, where the key's cached state is read
+// again (the server that made the change drops it at once).
+func TestKeyOwnRateLimitReplicas(t *testing.T) {
+	recheck := testutil.WithAppOptions(func(o *app.Options) { o.Service.KeyRecheck = 200 * time.Millisecond })
+	a := limited(t, "", 100, 1000, 20, recheck)
+	other, err := app.New(context.Background(), a.App.Config, slog.New(slog.DiscardHandler), app.Options{Service: service.Options{KeyRecheck: 200 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Close() })
+	b := &testutil.Env{T: t, App: other}
+	carol := a.NewActor("carol@example.com", "Carol", false)
+	limit := func(env *testutil.Env) string {
+		return env.Do(testutil.Request{Method: "GET", Path: "/v1/users/me", Token: carol.Token}).Header.Get("X-RateLimit-Limit")
+	}
+	if got := limit(b); got != "100" {
+		t.Fatalf("replica B before the change: limit %q, want 100", got)
+	}
+	r := a.Do(testutil.Request{Method: "PUT", Path: "/v1/keys/" + carol.KeyID, Token: a.Admin.Token, Body: map[string]any{"rate_limit_per_minute": 50}})
+	if r.Status != 200 {
+		t.Fatalf("PUT: %d %s", r.Status, r.Body)
+	}
+	if got := limit(a); got != "50" {
+		t.Fatalf("replica A after its change: limit %q, want 50 at once", got)
+	}
+	if !testutil.Eventually(t, 5*time.Second, func() bool { return limit(b) == "50" }) {
+		t.Fatalf("replica B never took the key's own limit: %q", limit(b))
 	}
 }

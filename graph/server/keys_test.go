@@ -134,11 +134,9 @@ func TestKeysGraphQL(t *testing.T) {
 				t.Fatalf("field %v, want %s: %s", res.Errors[0].Extensions["field"], r.field, res.Raw)
 			}
 			if r.code != "" {
-				if res.Data != nil && len(res.Data) > 0 {
-					for k, v := range res.Data {
-						if v != nil {
-							t.Fatalf("data.%s = %v beside the error", k, v)
-						}
+				for k, v := range res.Data {
+					if v != nil {
+						t.Fatalf("data.%s = %v beside the error", k, v)
 					}
 				}
 				return
