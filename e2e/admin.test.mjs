@@ -2,7 +2,8 @@
 // driven by playwright-core; any request leaving the test server, script
 // error or Content-Security-Policy violation fails it). An admin signs in
 // and, on the Users page, filters, creates Carol (a taken email is refused
-// beside the email field), disables and enables her. On the Webhooks page
+// beside the email field), disables and enables her (demoting the last
+// admin is refused beside its button). On the Webhooks page
 // the admin registers a webhook at the Go test's receiver (the secret shown
 // once), sees its first delivery fail with 500, retries it and sees it
 // succeed, recovers failed deliveries, pauses it (a retry is then refused
@@ -158,6 +159,11 @@ try {
   await userRow('carol@example.com').getByRole('cell', { name: 'enabled', exact: true }).waitFor({ timeout });
   check(await admin.evaluate(() => document.activeElement.getAttribute('aria-label')) === 'Disable carol@example.com',
     'focus did not stay on the row after Enable');
+  // The last admin cannot demote themselves: refused beside the button.
+  await admin.getByRole('button', { name: 'Make admin@example.com user' }).click();
+  const demoteError = admin.locator('#users-rows tr.me').locator('.inline-error:not([hidden])');
+  await demoteError.getByText('VALIDATION_ERROR').waitFor({ timeout });
+  console.log(`users: demoting the last admin is refused beside the button: "${await demoteError.innerText()}"`);
   await shot(admin, 'admin-users.png');
   console.log(`users: created Carol (${carolID}), disabled and enabled her`);
 
@@ -275,10 +281,8 @@ try {
   await view(admin, 'Users').click();
   await admin.getByRole('button', { name: 'Keys of alice@example.com' }).click();
   // The row of the key her browser will use (she has another, newer one).
-  await admin.locator('#keys-rows tr').first().waitFor({ timeout });
-  const prefixes = await admin.locator('#keys-rows tr code').allInnerTexts();
-  const aliceKeyName = prefixes.find((p) => aliceKey.startsWith(p));
-  check(aliceKeyName, `none of Alice's keys ${prefixes.join(', ')} is the browser's`);
+  const aliceKeyName = await admin.waitForFunction((key) => Array.from(document.querySelectorAll('#keys-rows tr code'),
+    (c) => c.textContent).find((p) => key.startsWith(p)), aliceKey, { timeout }).then((h) => h.jsonValue());
   const aliceRow = admin.locator('#keys-rows tr', { has: admin.locator('code', { hasText: aliceKeyName }) });
   await admin.getByRole('button', { name: `Edit the limits of ${aliceKeyName}` }).click();
   await admin.getByLabel(`Requests per minute for ${aliceKeyName}`).fill('0');

@@ -227,14 +227,12 @@
         fresh = (await ask(q.update, { id: u.id, input })).updateUser;
       });
       if (!fresh) return;
-      const label = control.getAttribute('aria-label');
+      const at = Array.from(tr.querySelectorAll('.actions button')).indexOf(control);
       const next = row(fresh);
       tr.replaceWith(next);
       notice(note, `Saved ${fresh.email}: ${fresh.role.toLowerCase()}, ${fresh.disabled ? 'disabled' : 'enabled'}.`);
-      // Focus stays on the row: on the button that took the pressed one's place.
-      const same = Array.from(next.querySelectorAll('button')).find((b) => b.getAttribute('aria-label') !== label && b.textContent !== 'Keys' &&
-        (('role' in input) === /^Make /.test(b.textContent))) || next.querySelector('button');
-      same.focus();
+      // Focus stays where it was: on the button that took the pressed one's place.
+      next.querySelectorAll('.actions button')[Math.max(0, at)].focus();
     }
 
     const createForm = $('user-create');
