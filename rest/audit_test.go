@@ -3,6 +3,7 @@ package rest_test
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/acme/itemsvc/ent/delivery"
 	"github.com/acme/itemsvc/ent/event"
 	"github.com/acme/itemsvc/internal/app"
+	"github.com/acme/itemsvc/internal/service"
 	"github.com/acme/itemsvc/internal/testutil"
 )
 
@@ -463,4 +465,26 @@ func TestAuditList(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestAuditActionsDocumented holds the OpenAPI document's AuditAction to the
+// service's actions, in their order.
+func TestAuditActionsDocumented(t *testing.T) {
+	b, err := os.ReadFile("openapi/openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Components struct {
+			Schemas map[string]struct{ Enum []string }
+		}
+	}
+	testutil.MustJSON(t, b, &doc)
+	var want []string
+	for _, a := range service.AuditActions {
+		want = append(want, string(a))
+	}
+	if got := doc.Components.Schemas["AuditAction"].Enum; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("openapi.json's AuditAction %v, want %v (service.AuditActions)", got, want)
+	}
 }
