@@ -2,11 +2,14 @@ package graph_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/acme/itemsvc/ent"
+	"github.com/acme/itemsvc/graph/model"
 	"github.com/acme/itemsvc/internal/app"
+	"github.com/acme/itemsvc/internal/service"
 	"github.com/acme/itemsvc/internal/testutil"
 )
 
@@ -172,4 +175,20 @@ func TestAuditEvents(t *testing.T) {
 			t.Fatalf("REST lists %v, GraphQL %v", restIDs, want)
 		}
 	})
+}
+
+// TestAuditActionSpelling holds GraphQL's enum AuditAction to the service's
+// actions: the same set, each upper case with _ for the dot.
+func TestAuditActionSpelling(t *testing.T) {
+	var want []string
+	for _, a := range service.AuditActions {
+		want = append(want, strings.ToUpper(strings.ReplaceAll(string(a), ".", "_")))
+	}
+	var got []string
+	for _, a := range model.AllAuditAction {
+		got = append(got, string(a))
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("GraphQL's AuditAction %v, want %v (service.AuditActions)", got, want)
+	}
 }
