@@ -81,14 +81,14 @@ func TestRewriteGqlgenOutput(t *testing.T) {
 		}
 	}
 	pins := map[gqlrewrite.Kind]int{
-		gqlrewrite.List:        19,
-		gqlrewrite.Collect:     28,
+		gqlrewrite.List:        21,
+		gqlrewrite.Collect:     32,
 		gqlrewrite.Buffer:      1,
-		gqlrewrite.Scalar:      69,
-		gqlrewrite.ScalarRef:   36, // Item.status, User.role and Delivery.state marshal through graph/enum (upper case), by value
-		gqlrewrite.ObjectField: 21,
-		gqlrewrite.Object:      21,
-		gqlrewrite.InPlace:     4,
+		gqlrewrite.Scalar:      79,
+		gqlrewrite.ScalarRef:   40, // Item.status, User.role and Delivery.state marshal through graph/enum (upper case), by value
+		gqlrewrite.ObjectField: 24,
+		gqlrewrite.Object:      25,
+		gqlrewrite.InPlace:     5,
 	}
 	for _, k := range gqlrewrite.Kinds {
 		if got := len(report[k]); got != pins[k] {
