@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -49,14 +50,7 @@ var AuditActions = []AuditAction{
 }
 
 // Valid reports whether a is one of AuditActions.
-func (a AuditAction) Valid() bool {
-	for _, b := range AuditActions {
-		if a == b {
-			return true
-		}
-	}
-	return false
-}
+func (a AuditAction) Valid() bool { return slices.Contains(AuditActions, a) }
 
 // Change is one changed field: its value before and after (nil: absent).
 type Change struct{ Before, After any }
