@@ -16,7 +16,7 @@
 // finds each action in the Audit page and filters it by action and actor.
 // Last, Alice signs in: she sees her own keys only, without Users, Audit or
 // Limits, and pages through her items until a page is refused, which says
-// RATE_LIMITED beside the button she pressed.
+// RATE_LIMITED beside the button she pressed; a save then says so in its row.
 //
 // Started by e2e/adminpages_test.go, which passes BASE_URL, API_KEY (the
 // admin's), USER_API_KEY (Alice's, with more than a page of items),
@@ -353,6 +353,13 @@ try {
   check(/Rate limit reached: no points left until/.test(limited), `Next's refusal: ${limited}`);
   await alice.locator('#points').getByText(/^0 of 8 points left/).waitFor({ timeout });
   await shot(alice, 'admin-rate-limited.png');
+  // A save refused for want of points says so in its row too.
+  const first = (await alice.locator('#item-rows tr td').first().innerText());
+  await alice.getByRole('button', { name: `Edit ${first}`, exact: true }).click();
+  await alice.getByLabel(`Name of ${first}`).fill(`${first}, renamed`);
+  await alice.getByRole('button', { name: `Save ${first}`, exact: true }).click();
+  await alice.locator(`#item-rows tr:has(button[aria-label="Save ${first}"]) .inline-error`).getByText('RATE_LIMITED').waitFor({ timeout });
+  console.log(`rate limit: saving "${first}" is refused beside Save`);
   console.log(`rate limit: "${limited}" beside ${pressed}; the bar says "${await alice.locator('#points').innerText()}"`);
 
 

@@ -790,7 +790,22 @@ subscription ItemEvents {
       } catch (e) {
         if (e.code === 'PRECONDITION_FAILED') return changedMeanwhile(tr, 'saved');
         tell(`Saving “${tr.item.name}” failed: ${e.message}`, true);
+        inRow(tr, e.message);
       }
+    }
+
+    // inRow shows a failure beside the row's buttons, where the user
+    // clicked (the view's message says it too).
+    function inRow(tr, text) {
+      const cell = tr.cells[4];
+      let span = cell.querySelector('.inline-error');
+      if (!span) {
+        span = document.createElement('span');
+        span.className = 'inline-error';
+        span.setAttribute('role', 'alert');
+        cell.prepend(span);
+      }
+      notice(span, text, true);
     }
 
     // refresh redraws a row with item; it returns the new row.
@@ -837,6 +852,7 @@ subscription ItemEvents {
       } catch (e) {
         if (e.code === 'PRECONDITION_FAILED') return changedMeanwhile(tr, 'deleted');
         tell(`Deleting “${tr.item.name}” failed: ${e.message}`, true);
+        inRow(tr, e.message);
       }
     }
 
