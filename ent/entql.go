@@ -4,6 +4,7 @@ package ent
 
 import (
 	"github.com/acme/itemsvc/ent/apikey"
+	"github.com/acme/itemsvc/ent/auditevent"
 	"github.com/acme/itemsvc/ent/delivery"
 	"github.com/acme/itemsvc/ent/deliveryattempt"
 	"github.com/acme/itemsvc/ent/event"
@@ -23,7 +24,7 @@ import (
 
 // schemaGraph holds a representation of ent/schema at runtime.
 var schemaGraph = func() *sqlgraph.Schema {
-	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 10)}
+	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 11)}
 	graph.Nodes[0] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   apikey.Table,
@@ -51,6 +52,25 @@ var schemaGraph = func() *sqlgraph.Schema {
 	}
 	graph.Nodes[1] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
+			Table:   auditevent.Table,
+			Columns: auditevent.Columns,
+			ID: &sqlgraph.FieldSpec{
+				Type:   field.TypeString,
+				Column: auditevent.FieldID,
+			},
+		},
+		Type: "AuditEvent",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			auditevent.FieldActorID:   {Type: field.TypeString, Column: auditevent.FieldActorID},
+			auditevent.FieldAction:    {Type: field.TypeString, Column: auditevent.FieldAction},
+			auditevent.FieldTargetID:  {Type: field.TypeString, Column: auditevent.FieldTargetID},
+			auditevent.FieldChanges:   {Type: field.TypeJSON, Column: auditevent.FieldChanges},
+			auditevent.FieldRequestID: {Type: field.TypeString, Column: auditevent.FieldRequestID},
+			auditevent.FieldCreatedAt: {Type: field.TypeTime, Column: auditevent.FieldCreatedAt},
+		},
+	}
+	graph.Nodes[2] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
 			Table:   delivery.Table,
 			Columns: delivery.Columns,
 			ID: &sqlgraph.FieldSpec{
@@ -73,7 +93,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			delivery.FieldLastDurationMs: {Type: field.TypeInt, Column: delivery.FieldLastDurationMs},
 		},
 	}
-	graph.Nodes[2] = &sqlgraph.Node{
+	graph.Nodes[3] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   deliveryattempt.Table,
 			Columns: deliveryattempt.Columns,
@@ -93,7 +113,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			deliveryattempt.FieldDurationMs: {Type: field.TypeInt, Column: deliveryattempt.FieldDurationMs},
 		},
 	}
-	graph.Nodes[3] = &sqlgraph.Node{
+	graph.Nodes[4] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   event.Table,
 			Columns: event.Columns,
@@ -116,7 +136,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			event.FieldTraceParent:  {Type: field.TypeString, Column: event.FieldTraceParent},
 		},
 	}
-	graph.Nodes[4] = &sqlgraph.Node{
+	graph.Nodes[5] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   idempotencykey.Table,
 			Columns: idempotencykey.Columns,
@@ -141,7 +161,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			idempotencykey.FieldExpiresAt:   {Type: field.TypeTime, Column: idempotencykey.FieldExpiresAt},
 		},
 	}
-	graph.Nodes[5] = &sqlgraph.Node{
+	graph.Nodes[6] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   item.Table,
 			Columns: item.Columns,
@@ -161,7 +181,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			item.FieldVersion:     {Type: field.TypeInt, Column: item.FieldVersion},
 		},
 	}
-	graph.Nodes[6] = &sqlgraph.Node{
+	graph.Nodes[7] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   itemcount.Table,
 			Columns: itemcount.Columns,
@@ -178,7 +198,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			itemcount.FieldCount:  {Type: field.TypeInt, Column: itemcount.FieldCount},
 		},
 	}
-	graph.Nodes[7] = &sqlgraph.Node{
+	graph.Nodes[8] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   setting.Table,
 			Columns: setting.Columns,
@@ -194,7 +214,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			setting.FieldValue:     {Type: field.TypeString, Column: setting.FieldValue},
 		},
 	}
-	graph.Nodes[8] = &sqlgraph.Node{
+	graph.Nodes[9] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   user.Table,
 			Columns: user.Columns,
@@ -213,7 +233,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			user.FieldDisabled:  {Type: field.TypeBool, Column: user.FieldDisabled},
 		},
 	}
-	graph.Nodes[9] = &sqlgraph.Node{
+	graph.Nodes[10] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   webhookendpoint.Table,
 			Columns: webhookendpoint.Columns,
@@ -506,6 +526,76 @@ func (f *APIKeyFilter) WhereHasOwnerWith(preds ...predicate.User) {
 }
 
 // addPredicate implements the predicateAdder interface.
+func (_q *AuditEventQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the AuditEventQuery builder.
+func (_q *AuditEventQuery) Filter() *AuditEventFilter {
+	return &AuditEventFilter{config: _q.config, predicateAdder: _q}
+}
+
+// addPredicate implements the predicateAdder interface.
+func (m *AuditEventMutation) addPredicate(pred func(s *sql.Selector)) {
+	m.predicates = append(m.predicates, pred)
+}
+
+// Filter returns an entql.Where implementation to apply filters on the AuditEventMutation builder.
+func (m *AuditEventMutation) Filter() *AuditEventFilter {
+	return &AuditEventFilter{config: m.config, predicateAdder: m}
+}
+
+// AuditEventFilter provides a generic filtering capability at runtime for AuditEventQuery.
+type AuditEventFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *AuditEventFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[1].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereID applies the entql string predicate on the id field.
+func (f *AuditEventFilter) WhereID(p entql.StringP) {
+	f.Where(p.Field(auditevent.FieldID))
+}
+
+// WhereActorID applies the entql string predicate on the actor_id field.
+func (f *AuditEventFilter) WhereActorID(p entql.StringP) {
+	f.Where(p.Field(auditevent.FieldActorID))
+}
+
+// WhereAction applies the entql string predicate on the action field.
+func (f *AuditEventFilter) WhereAction(p entql.StringP) {
+	f.Where(p.Field(auditevent.FieldAction))
+}
+
+// WhereTargetID applies the entql string predicate on the target_id field.
+func (f *AuditEventFilter) WhereTargetID(p entql.StringP) {
+	f.Where(p.Field(auditevent.FieldTargetID))
+}
+
+// WhereChanges applies the entql json.RawMessage predicate on the changes field.
+func (f *AuditEventFilter) WhereChanges(p entql.BytesP) {
+	f.Where(p.Field(auditevent.FieldChanges))
+}
+
+// WhereRequestID applies the entql string predicate on the request_id field.
+func (f *AuditEventFilter) WhereRequestID(p entql.StringP) {
+	f.Where(p.Field(auditevent.FieldRequestID))
+}
+
+// WhereCreatedAt applies the entql time.Time predicate on the created_at field.
+func (f *AuditEventFilter) WhereCreatedAt(p entql.TimeP) {
+	f.Where(p.Field(auditevent.FieldCreatedAt))
+}
+
+// addPredicate implements the predicateAdder interface.
 func (_q *DeliveryQuery) addPredicate(pred func(s *sql.Selector)) {
 	_q.predicates = append(_q.predicates, pred)
 }
@@ -534,7 +624,7 @@ type DeliveryFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *DeliveryFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[1].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[2].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -671,7 +761,7 @@ type DeliveryAttemptFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *DeliveryAttemptFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[2].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[3].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -760,7 +850,7 @@ type EventFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *EventFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[3].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[4].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -864,7 +954,7 @@ type IdempotencyKeyFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *IdempotencyKeyFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[4].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[5].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -964,7 +1054,7 @@ type ItemFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *ItemFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[5].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[6].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -1053,7 +1143,7 @@ type ItemCountFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *ItemCountFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[6].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[7].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -1113,7 +1203,7 @@ type SettingFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SettingFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[7].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[8].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -1168,7 +1258,7 @@ type UserFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *UserFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[8].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[9].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -1280,7 +1370,7 @@ type WebhookEndpointFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *WebhookEndpointFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[9].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[10].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/acme/itemsvc/ent/apikey"
+	"github.com/acme/itemsvc/ent/auditevent"
 	"github.com/acme/itemsvc/ent/delivery"
 	"github.com/acme/itemsvc/ent/deliveryattempt"
 	"github.com/acme/itemsvc/ent/event"
@@ -18,6 +19,7 @@ import (
 // prefixTables maps id prefixes to table names.
 var prefixTables = map[string]string{
 	"key_":  apikey.Table,
+	"aud_":  auditevent.Table,
 	"dlv_":  delivery.Table,
 	"att_":  deliveryattempt.Table,
 	"evt_":  event.Table,

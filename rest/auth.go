@@ -55,7 +55,13 @@ func Authenticate(svc *service.Service) gin.HandlerFunc {
 			renderError(c, err)
 			return
 		}
-		c.Request = c.Request.WithContext(viewer.NewContext(c.Request.Context(), v))
+		ctx := viewer.NewContext(c.Request.Context(), v)
+		if c.Request.Method != http.MethodGet && c.Request.Method != http.MethodHead {
+			// The request id rides along for the audit records of the
+			// changes it makes; a read makes none, and is spared the copy.
+			ctx = service.WithRequestID(ctx, c.GetString(requestIDKey))
+		}
+		c.Request = c.Request.WithContext(ctx)
 		c.Next()
 	}
 }

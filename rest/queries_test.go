@@ -29,6 +29,7 @@ type queryLog struct {
 	dialect.Driver
 	mu      sync.Mutex
 	queries []string
+	args    [][]any // of each query read outside a transaction, for EXPLAIN
 }
 
 func (d *queryLog) record(q string) {
@@ -42,7 +43,7 @@ func (d *queryLog) take() []string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	q := d.queries
-	d.queries = nil
+	d.queries, d.args = nil, nil
 	return q
 }
 
@@ -53,6 +54,10 @@ func (d *queryLog) Exec(ctx context.Context, query string, args, v any) error {
 
 func (d *queryLog) Query(ctx context.Context, query string, args, v any) error {
 	d.record(query)
+	a, _ := args.([]any)
+	d.mu.Lock()
+	d.args = append(d.args, a)
+	d.mu.Unlock()
 	return d.Driver.Query(ctx, query, args, v)
 }
 

@@ -10,7 +10,9 @@ import (
 )
 
 // RateLimit spends one request of the caller's API key and refuses it with
-// 429 RATE_LIMITED when a window is exhausted, before any work is done. It
+// 429 RATE_LIMITED when a window is exhausted, before any work is done. A
+// key with its own limits (set by an admin) is held to those, read from
+// its cached state with the viewer. It
 // runs after Authenticate, on /v1 and /graphql alike, so all tokens of a key
 // share one budget whichever API they call.
 func RateLimit(l *ratelimit.Limiter) gin.HandlerFunc {
@@ -22,7 +24,7 @@ func RateLimit(l *ratelimit.Limiter) gin.HandlerFunc {
 			c.Next()
 			return
 		}
-		d := l.Take(c.Request.Context(), v.KeyID)
+		d := l.Take(c.Request.Context(), v.KeyID, v.Limits)
 		httpapi.SetRateHeaders(c, d)
 		if !d.Allowed {
 			renderError(c, apperr.RateLimited("too many requests for this API key", d.Window, d.Limit, d.RetryAfter))

@@ -106,6 +106,8 @@ func NewRouter(svc *service.Service, opts Options) *gin.Engine {
 	bindUsers(api, svc)
 	bindItems(api, svc)
 	bindWebhooks(api, svc)
+	bindKeys(api, svc)
+	bindAudit(api, svc)
 	bindEvents(v1, svc, append(authenticated, writeScope))
 
 	bindOps(e, opts)

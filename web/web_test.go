@@ -44,7 +44,8 @@ func TestPagesLoadOnlyTheirOwnAssets(t *testing.T) {
 		scripts  int
 	}{
 		{"playground", web.Playground("/graphql"), web.PlaygroundCSP,
-			[]string{`data-endpoint="/graphql"`, `id="signin"`, `id="signout"`, `type="password"`, `id="view-browse"`, `id="browse"`}, 5},
+			[]string{`data-endpoint="/graphql"`, `id="signin"`, `id="signout"`, `type="password"`, `id="view-browse"`, `id="browse"`,
+				`id="view-users"`, `id="view-keys"`, `id="view-webhooks"`, `id="view-audit"`, `id="points"`}, 6},
 		{"docs", web.Docs("/v1/openapi.json"), web.DocsCSP,
 			[]string{`<redoc spec-url="/v1/openapi.json">`, `href="/v1/openapi.json"`}, 1},
 	}

@@ -6,7 +6,8 @@ import type { paths } from './rest.js';
 import { graphql } from './gql/index.js';
 import type { ItemsQuery, TypedDocumentString } from './gql/graphql.js';
 
-// run logs in with an API key, then creates and lists items on each API.
+// run logs in with an API key, then creates and lists keys and items on
+// each API.
 export async function run(base: string, apiKey: string): Promise<void> {
   // REST: paths, parameters, bodies and answers are checked against the
   // OpenAPI description; error is the failure envelope.
@@ -49,6 +50,24 @@ export async function run(base: string, apiKey: string): Promise<void> {
   const { updateUser } = await execute(base, token, RenameMe, { id: me.id, input: { name: 'Alice G.' } });
   console.log(restName, updateUser.name);
 
+  // A user makes API keys (the secret is in this answer only: keep it now)
+  // and lists their own, on each API; scopes are read and write on REST,
+  // READ and WRITE on GraphQL.
+  const key = await rest.POST('/keys', { body: { label: 'CI', scopes: ['read'] } });
+  if (key.error) throw new Error(key.error.error.message);
+  const secret: string = key.data.data.key;
+  const keys = await rest.GET('/keys', { params: { query: { limit: 20 } } });
+  if (keys.error) throw new Error(keys.error.error.message);
+  for (const k of keys.data.data) console.log(k.id, k.prefix, k.label, k.scopes.join(','), k.revoked_at);
+  const { createAPIKey } = await execute(base, token, CreateKey, { input: { label: 'laptop', scopes: ['READ'] } });
+  const gqlSecret: string | null | undefined = createAPIKey.key;
+  const { apiKeys } = await execute(base, token, Keys, { first: 20 });
+  for (const { node } of apiKeys.edges) {
+    const scopes: ('READ' | 'WRITE')[] = node.scopes;
+    console.log(node.id, node.prefix, node.label, scopes.join(','), node.revokedAt);
+  }
+  console.log(secret.startsWith(key.data.data.prefix), gqlSecret?.startsWith(createAPIKey.prefix), apiKeys.totalCount);
+
   const made = await execute(base, token, CreateItem, { input: { name: 'Second item' } });
   const status: 'ACTIVE' | 'ARCHIVED' = made.createItem.status;
   await execute(base, token, UpdateItem, { id, input: { status: 'ARCHIVED' } });
@@ -88,6 +107,33 @@ const RenameMe = graphql(`
     updateUser(id: $id, input: $input) {
       id
       name
+    }
+  }
+`);
+
+const CreateKey = graphql(`
+  mutation CreateKey($input: CreateAPIKeyInput!) {
+    createAPIKey(input: $input) {
+      id
+      prefix
+      key
+    }
+  }
+`);
+
+const Keys = graphql(`
+  query Keys($first: Int, $after: Cursor) {
+    apiKeys(first: $first, after: $after) {
+      totalCount
+      edges {
+        node {
+          id
+          prefix
+          label
+          scopes
+          revokedAt
+        }
+      }
     }
   }
 `);

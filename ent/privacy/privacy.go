@@ -135,6 +135,30 @@ func (f APIKeyMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation
 	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.APIKeyMutation", m)
 }
 
+// The AuditEventQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type AuditEventQueryRuleFunc func(context.Context, *ent.AuditEventQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f AuditEventQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.AuditEventQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.AuditEventQuery", q)
+}
+
+// The AuditEventMutationRuleFunc type is an adapter to allow the use of ordinary
+// functions as a mutation rule.
+type AuditEventMutationRuleFunc func(context.Context, *ent.AuditEventMutation) error
+
+// EvalMutation calls f(ctx, m).
+func (f AuditEventMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation) error {
+	if m, ok := m.(*ent.AuditEventMutation); ok {
+		return f(ctx, m)
+	}
+	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.AuditEventMutation", m)
+}
+
 // The DeliveryQueryRuleFunc type is an adapter to allow the use of ordinary
 // functions as a query rule.
 type DeliveryQueryRuleFunc func(context.Context, *ent.DeliveryQuery) error
@@ -388,6 +412,8 @@ func queryFilter(q ent.Query) (Filter, error) {
 	switch q := q.(type) {
 	case *ent.APIKeyQuery:
 		return q.Filter(), nil
+	case *ent.AuditEventQuery:
+		return q.Filter(), nil
 	case *ent.DeliveryQuery:
 		return q.Filter(), nil
 	case *ent.DeliveryAttemptQuery:
@@ -414,6 +440,8 @@ func queryFilter(q ent.Query) (Filter, error) {
 func mutationFilter(m ent.Mutation) (Filter, error) {
 	switch m := m.(type) {
 	case *ent.APIKeyMutation:
+		return m.Filter(), nil
+	case *ent.AuditEventMutation:
 		return m.Filter(), nil
 	case *ent.DeliveryMutation:
 		return m.Filter(), nil

@@ -6,6 +6,7 @@ import (
 	"context"
 
 	"github.com/acme/itemsvc/ent/apikey"
+	"github.com/acme/itemsvc/ent/auditevent"
 	"github.com/acme/itemsvc/ent/delivery"
 	"github.com/acme/itemsvc/ent/deliveryattempt"
 	"github.com/acme/itemsvc/ent/event"
@@ -64,6 +65,22 @@ func init() {
 	apikey.DefaultID = func() string { return pulid.New("key_") }
 	// apikey.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	apikey.IDValidator = named.NotEmpty
+
+	auditevent.Policy = privacy.NewPolicies(schemaPolicy{schema.AuditEvent{}.Policy()})
+	auditevent.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := auditevent.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+	// auditevent.DefaultCreatedAt holds the default value on creation for the created_at field.
+	auditevent.DefaultCreatedAt = schema.Now
+	// auditevent.DefaultID holds the default value on creation for the id field.
+	auditevent.DefaultID = func() string { return pulid.New("aud_") }
+	// auditevent.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	auditevent.IDValidator = named.NotEmpty
 
 	delivery.Policy = privacy.NewPolicies(schemaPolicy{schema.Delivery{}.Policy()})
 	delivery.Hooks[0] = func(next ent.Mutator) ent.Mutator {

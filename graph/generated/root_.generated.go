@@ -28,6 +28,8 @@ func NewExecutableSchema(cfg Config) graphql.ExecutableSchema {
 type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
+	APIKey() APIKeyResolver
+	AuditEvent() AuditEventResolver
 	Delivery() DeliveryResolver
 	Item() ItemResolver
 	Mutation() MutationResolver
@@ -45,6 +47,59 @@ type DirectiveRoot struct {
 }
 
 type ComplexityRoot struct {
+	APIKey struct {
+		CreatedAt          func(childComplexity int) int
+		ExpiresAt          func(childComplexity int) int
+		ID                 func(childComplexity int) int
+		Key                func(childComplexity int) int
+		Label              func(childComplexity int) int
+		LastUsedAt         func(childComplexity int) int
+		Prefix             func(childComplexity int) int
+		RateLimitPerHour   func(childComplexity int) int
+		RateLimitPerMinute func(childComplexity int) int
+		RevokedAt          func(childComplexity int) int
+		Scopes             func(childComplexity int) int
+		UserID             func(childComplexity int) int
+	}
+
+	APIKeyConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	APIKeyEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
+	AuditChange struct {
+		After  func(childComplexity int) int
+		Before func(childComplexity int) int
+		Field  func(childComplexity int) int
+	}
+
+	AuditEvent struct {
+		Action    func(childComplexity int) int
+		ActorID   func(childComplexity int) int
+		Changes   func(childComplexity int) int
+		CreatedAt func(childComplexity int) int
+		ID        func(childComplexity int) int
+		RequestID func(childComplexity int) int
+		TargetID  func(childComplexity int) int
+	}
+
+	AuditEventConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	AuditEventEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	Delivery struct {
 		AttemptLog     func(childComplexity int) int
 		Attempts       func(childComplexity int) int
@@ -127,6 +182,7 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
+		CreateAPIKey        func(childComplexity int, input model.CreateAPIKeyInput) int
 		CreateItem          func(childComplexity int, input service.ItemInput) int
 		CreateUser          func(childComplexity int, input model.CreateUserInput) int
 		CreateWebhook       func(childComplexity int, input service.WebhookInput) int
@@ -135,7 +191,9 @@ type ComplexityRoot struct {
 		Login               func(childComplexity int, apiKey string) int
 		RecoverDeliveries   func(childComplexity int, webhookID string, since time.Time) int
 		RetryDelivery       func(childComplexity int, webhookID string, id string) int
+		RevokeAPIKey        func(childComplexity int, id string) int
 		RotateWebhookSecret func(childComplexity int, id string) int
+		UpdateAPIKey        func(childComplexity int, id string, input model.UpdateAPIKeyInput) int
 		UpdateItem          func(childComplexity int, id string, input service.ItemInput, ifMatch *string) int
 		UpdateUser          func(childComplexity int, id string, input model.UpdateUserInput) int
 		UpdateWebhook       func(childComplexity int, id string, input service.WebhookInput) int
@@ -149,17 +207,20 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		Event    func(childComplexity int, id string) int
-		Events   func(childComplexity int, types []model.ItemEventType, since *string, after *entgql.Cursor[string], first *int) int
-		Item     func(childComplexity int, id string) int
-		Items    func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.ItemOrder, where *ent.ItemWhereInput) int
-		Me       func(childComplexity int) int
-		Node     func(childComplexity int, id string) int
-		Nodes    func(childComplexity int, ids []string) int
-		User     func(childComplexity int, id string) int
-		Users    func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.UserOrder, where *ent.UserWhereInput) int
-		Webhook  func(childComplexity int, id string) int
-		Webhooks func(childComplexity int, after *entgql.Cursor[string], first *int) int
+		APIKey      func(childComplexity int, id string) int
+		APIKeys     func(childComplexity int, userID *string, after *entgql.Cursor[string], first *int) int
+		AuditEvents func(childComplexity int, actorID *string, action *model.AuditAction, after *entgql.Cursor[string], first *int) int
+		Event       func(childComplexity int, id string) int
+		Events      func(childComplexity int, types []model.ItemEventType, since *string, after *entgql.Cursor[string], first *int) int
+		Item        func(childComplexity int, id string) int
+		Items       func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.ItemOrder, where *ent.ItemWhereInput) int
+		Me          func(childComplexity int) int
+		Node        func(childComplexity int, id string) int
+		Nodes       func(childComplexity int, ids []string) int
+		User        func(childComplexity int, id string) int
+		Users       func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.UserOrder, where *ent.UserWhereInput) int
+		Webhook     func(childComplexity int, id string) int
+		Webhooks    func(childComplexity int, after *entgql.Cursor[string], first *int) int
 	}
 
 	Subscription struct {
@@ -235,6 +296,205 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 	ec := newExecutionContext(nil, e, nil)
 	_ = ec
 	switch typeName + "." + field {
+
+	case "APIKey.createdAt":
+		if e.ComplexityRoot.APIKey.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.APIKey.CreatedAt(childComplexity), true
+	case "APIKey.expiresAt":
+		if e.ComplexityRoot.APIKey.ExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.APIKey.ExpiresAt(childComplexity), true
+	case "APIKey.id":
+		if e.ComplexityRoot.APIKey.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.APIKey.ID(childComplexity), true
+	case "APIKey.key":
+		if e.ComplexityRoot.APIKey.Key == nil {
+			break
+		}
+
+		return e.ComplexityRoot.APIKey.Key(childComplexity), true
+	case "APIKey.label":
+		if e.ComplexityRoot.APIKey.Label == nil {
+			break
+		}
+
+		return e.ComplexityRoot.APIKey.Label(childComplexity), true
+	case "APIKey.lastUsedAt":
+		if e.ComplexityRoot.APIKey.LastUsedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.APIKey.LastUsedAt(childComplexity), true
+	case "APIKey.prefix":
+		if e.ComplexityRoot.APIKey.Prefix == nil {
+			break
+		}
+
+		return e.ComplexityRoot.APIKey.Prefix(childComplexity), true
+	case "APIKey.rateLimitPerHour":
+		if e.ComplexityRoot.APIKey.RateLimitPerHour == nil {
+			break
+		}
+
+		return e.ComplexityRoot.APIKey.RateLimitPerHour(childComplexity), true
+	case "APIKey.rateLimitPerMinute":
+		if e.ComplexityRoot.APIKey.RateLimitPerMinute == nil {
+			break
+		}
+
+		return e.ComplexityRoot.APIKey.RateLimitPerMinute(childComplexity), true
+	case "APIKey.revokedAt":
+		if e.ComplexityRoot.APIKey.RevokedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.APIKey.RevokedAt(childComplexity), true
+	case "APIKey.scopes":
+		if e.ComplexityRoot.APIKey.Scopes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.APIKey.Scopes(childComplexity), true
+	case "APIKey.userID":
+		if e.ComplexityRoot.APIKey.UserID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.APIKey.UserID(childComplexity), true
+
+	case "APIKeyConnection.edges":
+		if e.ComplexityRoot.APIKeyConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.APIKeyConnection.Edges(childComplexity), true
+	case "APIKeyConnection.pageInfo":
+		if e.ComplexityRoot.APIKeyConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.APIKeyConnection.PageInfo(childComplexity), true
+	case "APIKeyConnection.totalCount":
+		if e.ComplexityRoot.APIKeyConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.APIKeyConnection.TotalCount(childComplexity), true
+
+	case "APIKeyEdge.cursor":
+		if e.ComplexityRoot.APIKeyEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.APIKeyEdge.Cursor(childComplexity), true
+	case "APIKeyEdge.node":
+		if e.ComplexityRoot.APIKeyEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.APIKeyEdge.Node(childComplexity), true
+
+	case "AuditChange.after":
+		if e.ComplexityRoot.AuditChange.After == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditChange.After(childComplexity), true
+	case "AuditChange.before":
+		if e.ComplexityRoot.AuditChange.Before == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditChange.Before(childComplexity), true
+	case "AuditChange.field":
+		if e.ComplexityRoot.AuditChange.Field == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditChange.Field(childComplexity), true
+
+	case "AuditEvent.action":
+		if e.ComplexityRoot.AuditEvent.Action == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEvent.Action(childComplexity), true
+	case "AuditEvent.actorID":
+		if e.ComplexityRoot.AuditEvent.ActorID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEvent.ActorID(childComplexity), true
+	case "AuditEvent.changes":
+		if e.ComplexityRoot.AuditEvent.Changes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEvent.Changes(childComplexity), true
+	case "AuditEvent.createdAt":
+		if e.ComplexityRoot.AuditEvent.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEvent.CreatedAt(childComplexity), true
+	case "AuditEvent.id":
+		if e.ComplexityRoot.AuditEvent.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEvent.ID(childComplexity), true
+	case "AuditEvent.requestID":
+		if e.ComplexityRoot.AuditEvent.RequestID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEvent.RequestID(childComplexity), true
+	case "AuditEvent.targetID":
+		if e.ComplexityRoot.AuditEvent.TargetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEvent.TargetID(childComplexity), true
+
+	case "AuditEventConnection.edges":
+		if e.ComplexityRoot.AuditEventConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEventConnection.Edges(childComplexity), true
+	case "AuditEventConnection.pageInfo":
+		if e.ComplexityRoot.AuditEventConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEventConnection.PageInfo(childComplexity), true
+	case "AuditEventConnection.totalCount":
+		if e.ComplexityRoot.AuditEventConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEventConnection.TotalCount(childComplexity), true
+
+	case "AuditEventEdge.cursor":
+		if e.ComplexityRoot.AuditEventEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEventEdge.Cursor(childComplexity), true
+	case "AuditEventEdge.node":
+		if e.ComplexityRoot.AuditEventEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEventEdge.Node(childComplexity), true
 
 	case "Delivery.attemptLog":
 		if e.ComplexityRoot.Delivery.AttemptLog == nil {
@@ -535,6 +795,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ItemEventEdge.Node(childComplexity), true
 
+	case "Mutation.createAPIKey":
+		if e.ComplexityRoot.Mutation.CreateAPIKey == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createAPIKey_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateAPIKey(childComplexity, args["input"].(model.CreateAPIKeyInput)), true
 	case "Mutation.createItem":
 		if e.ComplexityRoot.Mutation.CreateItem == nil {
 			break
@@ -623,6 +894,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RetryDelivery(childComplexity, args["webhookID"].(string), args["id"].(string)), true
+	case "Mutation.revokeAPIKey":
+		if e.ComplexityRoot.Mutation.RevokeAPIKey == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_revokeAPIKey_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RevokeAPIKey(childComplexity, args["id"].(string)), true
 	case "Mutation.rotateWebhookSecret":
 		if e.ComplexityRoot.Mutation.RotateWebhookSecret == nil {
 			break
@@ -634,6 +916,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RotateWebhookSecret(childComplexity, args["id"].(string)), true
+	case "Mutation.updateAPIKey":
+		if e.ComplexityRoot.Mutation.UpdateAPIKey == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateAPIKey_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateAPIKey(childComplexity, args["id"].(string), args["input"].(model.UpdateAPIKeyInput)), true
 	case "Mutation.updateItem":
 		if e.ComplexityRoot.Mutation.UpdateItem == nil {
 			break
@@ -693,6 +986,39 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PageInfo.StartCursor(childComplexity), true
 
+	case "Query.apiKey":
+		if e.ComplexityRoot.Query.APIKey == nil {
+			break
+		}
+
+		args, err := ec.field_Query_apiKey_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.APIKey(childComplexity, args["id"].(string)), true
+	case "Query.apiKeys":
+		if e.ComplexityRoot.Query.APIKeys == nil {
+			break
+		}
+
+		args, err := ec.field_Query_apiKeys_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.APIKeys(childComplexity, args["userID"].(*string), args["after"].(*entgql.Cursor[string]), args["first"].(*int)), true
+	case "Query.auditEvents":
+		if e.ComplexityRoot.Query.AuditEvents == nil {
+			break
+		}
+
+		args, err := ec.field_Query_auditEvents_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.AuditEvents(childComplexity, args["actorID"].(*string), args["action"].(*model.AuditAction), args["after"].(*entgql.Cursor[string]), args["first"].(*int)), true
 	case "Query.event":
 		if e.ComplexityRoot.Query.Event == nil {
 			break
@@ -1052,11 +1378,13 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	opCtx := graphql.GetOperationContext(ctx)
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
+		ec.unmarshalInputCreateAPIKeyInput,
 		ec.unmarshalInputCreateItemInput,
 		ec.unmarshalInputCreateUserInput,
 		ec.unmarshalInputCreateWebhookInput,
 		ec.unmarshalInputItemOrder,
 		ec.unmarshalInputItemWhereInput,
+		ec.unmarshalInputUpdateAPIKeyInput,
 		ec.unmarshalInputUpdateItemInput,
 		ec.unmarshalInputUpdateUserInput,
 		ec.unmarshalInputUpdateWebhookInput,
@@ -1156,6 +1484,103 @@ func newExecutionContext(
 }
 
 var sources = []*ast.Source{
+	{Name: "../audit.graphqls", Input: `# The audit trail, for admins: the twin of REST's GET /v1/audit
+# (docs/parity.md pairs them), on the same service function.
+
+extend type Query {
+  """
+  The audit trail, for admins: PERMISSION_DENIED for anyone else (REST: GET
+  /v1/audit). Newest first. A page takes first, a whole number from 0 to
+  100, default 20; the page after this one starts after pageInfo.endCursor.
+  totalCount counts every matching record (only when asked for: the page
+  alone costs the same however long the trail).
+  """
+  auditEvents(
+    "Only the changes this user made (user_…)."
+    actorID: ID
+    "Only the records of this action."
+    action: AuditAction
+    "Returns the records that come after this cursor: pageInfo.endCursor of the page before."
+    after: Cursor
+    "The size of the page counted from its start (after the cursor after, if given): a whole number from 0 to 100. Without first, the page holds the first 20."
+    first: Int
+  ): AuditEventConnection!
+}
+
+"""
+One record of the audit trail: who changed what, written in the transaction
+of the change, as REST's AuditEvent.
+"""
+type AuditEvent {
+  "The record's id (aud_…)."
+  id: ID!
+  "The user who made the change (user_…); null for the system (the CLI, first start)."
+  actorID: ID
+  "What was done."
+  action: AuditAction!
+  "The id of what changed: a user, key, webhook or delivery."
+  targetID: ID!
+  "The fields that changed, each with its value before and after; never a secret, hash or key."
+  changes: [AuditChange!]!
+  "The X-Request-ID of the request that made the change; null when there was none."
+  requestID: String
+  "When the change was made."
+  createdAt: Time!
+}
+
+"One changed field of an audit record."
+type AuditChange {
+  "The field's name, as REST names it (snake_case)."
+  field: String!
+  "Its value before, as JSON text (\"\\\"admin\\\"\", \"true\"); null when it had none."
+  before: String
+  "Its value after, as JSON text; null when it has none (deleted)."
+  after: String
+}
+
+"What an audit record records (REST: user.created, key.revoked, …)."
+enum AuditAction {
+  "A user was created (REST: user.created)."
+  USER_CREATED
+  "A user's name, role or disabled changed (REST: user.updated)."
+  USER_UPDATED
+  "An API key was created (REST: key.created)."
+  KEY_CREATED
+  "An API key's label or rate limits changed (REST: key.updated)."
+  KEY_UPDATED
+  "An API key was revoked (REST: key.revoked)."
+  KEY_REVOKED
+  "A webhook was registered (REST: webhook.created)."
+  WEBHOOK_CREATED
+  "A webhook's url, description, events or active changed (REST: webhook.updated)."
+  WEBHOOK_UPDATED
+  "A webhook was deleted (REST: webhook.deleted)."
+  WEBHOOK_DELETED
+  "A webhook's signing secret was rotated; the record holds no secret (REST: webhook.secret_rotated)."
+  WEBHOOK_SECRET_ROTATED
+  "A delivery was sent again on request (REST: delivery.retried)."
+  DELIVERY_RETRIED
+  "A webhook's failed deliveries were re-queued (REST: deliveries.recovered)."
+  DELIVERIES_RECOVERED
+}
+
+"A page of the audit trail."
+type AuditEventConnection {
+  "The records of the page, newest first."
+  edges: [AuditEventEdge!]!
+  "Where the page ends, and whether more follow."
+  pageInfo: PageInfo!
+  "How many records match, in all."
+  totalCount: Int!
+}
+
+"An audit record in a page."
+type AuditEventEdge {
+  node: AuditEvent!
+  "Pass it as after to start the next page after this record."
+  cursor: Cursor!
+}
+`, BuiltIn: false},
 	{Name: "../ent.graphqls", Input: `"""
 Define a Relay Cursor type:
 https://relay.dev/graphql/connections.htm#sec-Cursor
@@ -1724,6 +2149,150 @@ type ItemEventEdge {
   cursor: Cursor!
 }
 `, BuiltIn: false},
+	{Name: "../keys.graphqls", Input: `# API keys: the twins of REST's /v1/keys routes (docs/parity.md pairs each),
+# on the same service functions. APIKey is REST's own resource
+# (internal/resource), its fields named in GraphQL's case and its scopes in
+# upper case.
+
+extend type Query {
+  """
+  A user's API keys, newest first, revoked and expired ones included: the
+  caller's own, or, for an admin, those of userID (anyone else naming
+  another user: NOT_FOUND, as for an unknown user) (REST: GET /v1/keys). A
+  page takes first, a whole number from 0 to 100, default 20; the page after
+  this one starts after pageInfo.endCursor. totalCount counts them all.
+  """
+  apiKeys(
+    "Another user's keys (user_…): admins only."
+    userID: ID
+    "Returns the keys that come after this cursor: pageInfo.endCursor of the page before."
+    after: Cursor
+    "The size of the page counted from its start (after the cursor after, if given): a whole number from 0 to 100. Without first, the page holds the first 20."
+    first: Int
+  ): APIKeyConnection!
+  """
+  One API key, without its secret (REST: GET /v1/keys/{id}): the caller's
+  own, or anyone's for an admin; another user's is NOT_FOUND, as an unknown
+  id is.
+  """
+  apiKey(
+    "The key's id (key_…)."
+    id: ID!
+  ): APIKey!
+}
+
+extend type Mutation {
+  """
+  Makes an API key for the caller, or, for an admin, for userID (REST: POST
+  /v1/keys). This answer carries the secret in key; no other answer shows it,
+  so keep it now.
+  """
+  createAPIKey(
+    "The new key: every field is optional."
+    input: CreateAPIKeyInput!
+  ): APIKey!
+  """
+  Changes the fields present in the input (REST: PUT /v1/keys/{id}): the
+  owner or an admin the label; admins only the key's own rate limits
+  (anyone else sending them, even null: PERMISSION_DENIED).
+  """
+  updateAPIKey(
+    "The key's id (key_…)."
+    id: ID!
+    "The fields to change: one absent stays as it is."
+    input: UpdateAPIKeyInput!
+  ): APIKey!
+  """
+  Revokes an API key and answers it with revokedAt set (REST: DELETE
+  /v1/keys/{id}): it no longer logs in, and its tokens stop at once on this
+  server and within 5 seconds on every other. Revoking a revoked key answers
+  it unchanged.
+  """
+  revokeAPIKey(
+    "The key's id (key_…)."
+    id: ID!
+  ): APIKey!
+}
+
+"What an API key's tokens may do."
+enum APIKeyScope {
+  "read on REST: REST GET, GraphQL queries and subscriptions."
+  READ
+  "write on REST: every other REST method and every GraphQL mutation."
+  WRITE
+}
+
+"An API key as its owner and admins see it, as REST's APIKey: never its hash."
+type APIKey {
+  "The key's id (key_…)."
+  id: ID!
+  "The owner's id (user_…)."
+  userID: ID!
+  "A name its owner gave the key; may be empty."
+  label: String!
+  "The first characters of the key, so that a person can tell keys apart."
+  prefix: String!
+  scopes: [APIKeyScope!]!
+  createdAt: Time!
+  "When a token of the key was last used or the key logged in, written at most once a minute; null if never."
+  lastUsedAt: Time
+  "When the key stops logging in; no token of it outlives it. null: never."
+  expiresAt: Time
+  "When the key was revoked; null: not revoked."
+  revokedAt: Time
+  "The key's own limit of points per minute; null: the server's RATE_LIMIT_PER_MINUTE."
+  rateLimitPerMinute: Int
+  "The key's own limit per hour; null: the server's RATE_LIMIT_PER_HOUR."
+  rateLimitPerHour: Int
+  "The secret (sk_…): only in createAPIKey's answer, null everywhere else."
+  key: String
+}
+
+"A page of API keys."
+type APIKeyConnection {
+  "The keys of the page, newest first."
+  edges: [APIKeyEdge!]!
+  "Where the page ends, and whether more follow."
+  pageInfo: PageInfo!
+  "How many keys the user has, in all."
+  totalCount: Int!
+}
+
+"An API key in a page."
+type APIKeyEdge {
+  node: APIKey!
+  "Pass it as after to start the next page after this key."
+  cursor: Cursor!
+}
+
+"""
+A new API key, for createAPIKey. A bad value is VALIDATION_ERROR naming the
+field, as on REST.
+"""
+input CreateAPIKeyInput {
+  "Up to 100 characters; empty if absent or null."
+  label: String
+  "Absent or null: both. Empty: VALIDATION_ERROR naming scopes."
+  scopes: [APIKeyScope!]
+  "Must be in the future; absent or null: never."
+  expiresAt: Time
+  "Another owner (user_…): admins only (anyone else: PERMISSION_DENIED); an unknown user is NOT_FOUND."
+  userID: ID
+}
+
+"""
+The changes to an API key, for updateAPIKey: a field that is absent stays as
+it is. A bad value is VALIDATION_ERROR naming the field, as on REST.
+"""
+input UpdateAPIKeyInput {
+  "Up to 100 characters; null leaves it."
+  label: String
+  "Admins only: a whole number from 1 to 1000000; null: back to the server's default. Takes effect within 5 seconds."
+  rateLimitPerMinute: Int
+  "Admins only, as rateLimitPerMinute."
+  rateLimitPerHour: Int
+}
+`, BuiltIn: false},
 	{Name: "../schema.graphqls", Input: `# Hand-written half of the GraphQL schema: what entgql does not generate.
 # ent.graphqls (generated) holds Item, User, Node and the Relay connections.
 
@@ -2193,6 +2762,112 @@ var parsedSchema = gqlparser.MustLoadSchema(sources...)
 // childFields_* functions provide shared child field context lookups.
 // Each function is generated once per unique object type, deduplicating the
 // switch statements that were previously inlined in every fieldContext_* function.
+
+func (ec *executionContext) childFields_APIKey(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_APIKey_id(ctx, field)
+	case "userID":
+		return ec.fieldContext_APIKey_userID(ctx, field)
+	case "label":
+		return ec.fieldContext_APIKey_label(ctx, field)
+	case "prefix":
+		return ec.fieldContext_APIKey_prefix(ctx, field)
+	case "scopes":
+		return ec.fieldContext_APIKey_scopes(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_APIKey_createdAt(ctx, field)
+	case "lastUsedAt":
+		return ec.fieldContext_APIKey_lastUsedAt(ctx, field)
+	case "expiresAt":
+		return ec.fieldContext_APIKey_expiresAt(ctx, field)
+	case "revokedAt":
+		return ec.fieldContext_APIKey_revokedAt(ctx, field)
+	case "rateLimitPerMinute":
+		return ec.fieldContext_APIKey_rateLimitPerMinute(ctx, field)
+	case "rateLimitPerHour":
+		return ec.fieldContext_APIKey_rateLimitPerHour(ctx, field)
+	case "key":
+		return ec.fieldContext_APIKey_key(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type APIKey", field.Name)
+}
+
+func (ec *executionContext) childFields_APIKeyConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_APIKeyConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_APIKeyConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_APIKeyConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type APIKeyConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_APIKeyEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "node":
+		return ec.fieldContext_APIKeyEdge_node(ctx, field)
+	case "cursor":
+		return ec.fieldContext_APIKeyEdge_cursor(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type APIKeyEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_AuditChange(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "field":
+		return ec.fieldContext_AuditChange_field(ctx, field)
+	case "before":
+		return ec.fieldContext_AuditChange_before(ctx, field)
+	case "after":
+		return ec.fieldContext_AuditChange_after(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AuditChange", field.Name)
+}
+
+func (ec *executionContext) childFields_AuditEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_AuditEvent_id(ctx, field)
+	case "actorID":
+		return ec.fieldContext_AuditEvent_actorID(ctx, field)
+	case "action":
+		return ec.fieldContext_AuditEvent_action(ctx, field)
+	case "targetID":
+		return ec.fieldContext_AuditEvent_targetID(ctx, field)
+	case "changes":
+		return ec.fieldContext_AuditEvent_changes(ctx, field)
+	case "requestID":
+		return ec.fieldContext_AuditEvent_requestID(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_AuditEvent_createdAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AuditEvent", field.Name)
+}
+
+func (ec *executionContext) childFields_AuditEventConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_AuditEventConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_AuditEventConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_AuditEventConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AuditEventConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_AuditEventEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "node":
+		return ec.fieldContext_AuditEventEdge_node(ctx, field)
+	case "cursor":
+		return ec.fieldContext_AuditEventEdge_cursor(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AuditEventEdge", field.Name)
+}
 
 func (ec *executionContext) childFields_Delivery(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {

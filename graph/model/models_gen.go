@@ -9,11 +9,69 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/acme/itemsvc/ent"
 	"github.com/acme/itemsvc/ent/user"
 	"github.com/acme/itemsvc/internal/resource"
 	"github.com/acme/itemsvc/third_party/entgql"
 )
+
+// A page of API keys.
+type APIKeyConnection struct {
+	// The keys of the page, newest first.
+	Edges []*APIKeyEdge `json:"edges"`
+	// Where the page ends, and whether more follow.
+	PageInfo *entgql.PageInfo[string] `json:"pageInfo"`
+	// How many keys the user has, in all.
+	TotalCount int `json:"totalCount"`
+}
+
+// An API key in a page.
+type APIKeyEdge struct {
+	Node *resource.APIKey `json:"node"`
+	// Pass it as after to start the next page after this key.
+	Cursor entgql.Cursor[string] `json:"cursor"`
+}
+
+// One changed field of an audit record.
+type AuditChange struct {
+	// The field's name, as REST names it (snake_case).
+	Field string `json:"field"`
+	// Its value before, as JSON text ("\"admin\"", "true"); null when it had none.
+	Before *string `json:"before,omitempty"`
+	// Its value after, as JSON text; null when it has none (deleted).
+	After *string `json:"after,omitempty"`
+}
+
+// A page of the audit trail.
+type AuditEventConnection struct {
+	// The records of the page, newest first.
+	Edges []*AuditEventEdge `json:"edges"`
+	// Where the page ends, and whether more follow.
+	PageInfo *entgql.PageInfo[string] `json:"pageInfo"`
+	// How many records match, in all.
+	TotalCount int `json:"totalCount"`
+}
+
+// An audit record in a page.
+type AuditEventEdge struct {
+	Node *ent.AuditEvent `json:"node"`
+	// Pass it as after to start the next page after this record.
+	Cursor entgql.Cursor[string] `json:"cursor"`
+}
+
+// A new API key, for createAPIKey. A bad value is VALIDATION_ERROR naming the
+// field, as on REST.
+type CreateAPIKeyInput struct {
+	// Up to 100 characters; empty if absent or null.
+	Label *string `json:"label,omitempty"`
+	// Absent or null: both. Empty: VALIDATION_ERROR naming scopes.
+	Scopes []APIKeyScope `json:"scopes,omitempty"`
+	// Must be in the future; absent or null: never.
+	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+	// Another owner (user_…): admins only (anyone else: PERMISSION_DENIED); an unknown user is NOT_FOUND.
+	UserID *string `json:"userID,omitempty"`
+}
 
 // A new user, for createUser. A bad value is VALIDATION_ERROR naming the field, as on REST.
 type CreateUserInput struct {
@@ -71,6 +129,17 @@ type ItemEventEdge struct {
 type Subscription struct {
 }
 
+// The changes to an API key, for updateAPIKey: a field that is absent stays as
+// it is. A bad value is VALIDATION_ERROR naming the field, as on REST.
+type UpdateAPIKeyInput struct {
+	// Up to 100 characters; null leaves it.
+	Label *string `json:"label,omitempty"`
+	// Admins only: a whole number from 1 to 1000000; null: back to the server's default. Takes effect within 5 seconds.
+	RateLimitPerMinute graphql.Omittable[*int] `json:"rateLimitPerMinute,omitempty"`
+	// Admins only, as rateLimitPerMinute.
+	RateLimitPerHour graphql.Omittable[*int] `json:"rateLimitPerHour,omitempty"`
+}
+
 // The fields of updateUser: one absent or null stays as it is.
 type UpdateUserInput struct {
 	// The user's name: not empty.
@@ -96,6 +165,149 @@ type WebhookEdge struct {
 	Node *resource.Webhook `json:"node"`
 	// Pass it as after to start the next page after this webhook.
 	Cursor entgql.Cursor[string] `json:"cursor"`
+}
+
+// What an API key's tokens may do.
+type APIKeyScope string
+
+const (
+	// read on REST: REST GET, GraphQL queries and subscriptions.
+	APIKeyScopeRead APIKeyScope = "READ"
+	// write on REST: every other REST method and every GraphQL mutation.
+	APIKeyScopeWrite APIKeyScope = "WRITE"
+)
+
+var AllAPIKeyScope = []APIKeyScope{
+	APIKeyScopeRead,
+	APIKeyScopeWrite,
+}
+
+func (e APIKeyScope) IsValid() bool {
+	switch e {
+	case APIKeyScopeRead, APIKeyScopeWrite:
+		return true
+	}
+	return false
+}
+
+func (e APIKeyScope) String() string {
+	return string(e)
+}
+
+func (e *APIKeyScope) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = APIKeyScope(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid APIKeyScope", str)
+	}
+	return nil
+}
+
+func (e APIKeyScope) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *APIKeyScope) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e APIKeyScope) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// What an audit record records (REST: user.created, key.revoked, …).
+type AuditAction string
+
+const (
+	// A user was created (REST: user.created).
+	AuditActionUserCreated AuditAction = "USER_CREATED"
+	// A user's name, role or disabled changed (REST: user.updated).
+	AuditActionUserUpdated AuditAction = "USER_UPDATED"
+	// An API key was created (REST: key.created).
+	AuditActionKeyCreated AuditAction = "KEY_CREATED"
+	// An API key's label or rate limits changed (REST: key.updated).
+	AuditActionKeyUpdated AuditAction = "KEY_UPDATED"
+	// An API key was revoked (REST: key.revoked).
+	AuditActionKeyRevoked AuditAction = "KEY_REVOKED"
+	// A webhook was registered (REST: webhook.created).
+	AuditActionWebhookCreated AuditAction = "WEBHOOK_CREATED"
+	// A webhook's url, description, events or active changed (REST: webhook.updated).
+	AuditActionWebhookUpdated AuditAction = "WEBHOOK_UPDATED"
+	// A webhook was deleted (REST: webhook.deleted).
+	AuditActionWebhookDeleted AuditAction = "WEBHOOK_DELETED"
+	// A webhook's signing secret was rotated; the record holds no secret (REST: webhook.secret_rotated).
+	AuditActionWebhookSecretRotated AuditAction = "WEBHOOK_SECRET_ROTATED"
+	// A delivery was sent again on request (REST: delivery.retried).
+	AuditActionDeliveryRetried AuditAction = "DELIVERY_RETRIED"
+	// A webhook's failed deliveries were re-queued (REST: deliveries.recovered).
+	AuditActionDeliveriesRecovered AuditAction = "DELIVERIES_RECOVERED"
+)
+
+var AllAuditAction = []AuditAction{
+	AuditActionUserCreated,
+	AuditActionUserUpdated,
+	AuditActionKeyCreated,
+	AuditActionKeyUpdated,
+	AuditActionKeyRevoked,
+	AuditActionWebhookCreated,
+	AuditActionWebhookUpdated,
+	AuditActionWebhookDeleted,
+	AuditActionWebhookSecretRotated,
+	AuditActionDeliveryRetried,
+	AuditActionDeliveriesRecovered,
+}
+
+func (e AuditAction) IsValid() bool {
+	switch e {
+	case AuditActionUserCreated, AuditActionUserUpdated, AuditActionKeyCreated, AuditActionKeyUpdated, AuditActionKeyRevoked, AuditActionWebhookCreated, AuditActionWebhookUpdated, AuditActionWebhookDeleted, AuditActionWebhookSecretRotated, AuditActionDeliveryRetried, AuditActionDeliveriesRecovered:
+		return true
+	}
+	return false
+}
+
+func (e AuditAction) String() string {
+	return string(e)
+}
+
+func (e *AuditAction) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = AuditAction(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid AuditAction", str)
+	}
+	return nil
+}
+
+func (e AuditAction) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *AuditAction) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e AuditAction) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
 }
 
 // The kind of an item change.

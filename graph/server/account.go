@@ -17,6 +17,8 @@ import (
 type account struct {
 	limiter *ratelimit.Limiter
 	id      string
+	// own are the key's own limits (viewer.Limits); nil: the limiter's.
+	own ratelimit.Own
 	// keys is the per-key limiter, for a WebSocket whose connection_init
 	// authenticates a connection opened without a token.
 	keys      *ratelimit.Limiter
@@ -49,7 +51,7 @@ func (a *account) charge(ctx context.Context, points int) ratelimit.Decision {
 	if a.limiter == nil {
 		return ratelimit.Decision{Allowed: true}
 	}
-	d := a.limiter.TakeN(ctx, a.id, int64(points))
+	d := a.limiter.TakeN(ctx, a.id, int64(points), a.own)
 	a.charged, a.decision = true, d
 	httpapi.SetRateHeaders(a.c, d)
 	return d
@@ -63,7 +65,7 @@ func billing(keys, anonymous *ratelimit.Limiter) gin.HandlerFunc {
 		a := &account{c: c, keys: keys}
 		a.token, _ = httpapi.Bearer(c.GetHeader("Authorization"))
 		if v, ok := viewer.FromContext(ctx); ok {
-			a.limiter, a.id = keys, v.KeyID
+			a.limiter, a.id, a.own = keys, v.KeyID, v.Limits
 		} else {
 			a.limiter, a.id, a.anonymous = anonymous, c.ClientIP(), true
 		}

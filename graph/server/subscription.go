@@ -83,7 +83,7 @@ func websocketTransport(svc *service.Service, origins []string, initTimeout, kee
 				return refused, nil, err
 			}
 			if a := accountFrom(ctx); a != nil {
-				a.limiter, a.id, a.anonymous = a.keys, v.KeyID, false
+				a.limiter, a.id, a.own, a.anonymous = a.keys, v.KeyID, v.Limits, false
 			}
 			if s := socketFrom(ctx); s != nil {
 				s.setToken(token, v)

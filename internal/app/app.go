@@ -233,6 +233,7 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, db *databas
 	// an endpoint is still owed; the feeds refuse older cursors.
 	pruneOpts := opts.Retention
 	pruneOpts.Window.Retention = cfg.EventRetention
+	pruneOpts.AuditRetention = cfg.AuditRetention
 	pruneOpts.Logger = log
 	pruneOpts.Metrics = a.Metrics
 	pruner := retention.New(db.Client, db.Dialect, pruneOpts)

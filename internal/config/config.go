@@ -40,6 +40,7 @@ type Config struct {
 	EventStreamsPerKey   int
 	EventStreamBuffer    int
 	EventRetention       time.Duration
+	AuditRetention       time.Duration
 	EventFlushInterval   time.Duration
 	IdempotencyKeyTTL    time.Duration
 	CORSOrigins          []string
@@ -54,6 +55,10 @@ type Config struct {
 // moment to resume a stream that dropped, and pruning runs every few
 // minutes anyway.
 const MinEventRetention = time.Minute
+
+// MinAuditRetention is the shortest AUDIT_RETENTION but 0 (forever), as
+// for EVENT_RETENTION: the pruning pass runs every few minutes anyway.
+const MinAuditRetention = time.Minute
 
 // setting is one configurable value: its flag, its variable and its parser.
 type setting struct {
@@ -88,6 +93,7 @@ func (c *Config) Register(fs *flag.FlagSet) *Loader {
 	l.add("event-streams-per-key", "EVENT_STREAMS_PER_KEY", "10", "event streams (SSE, GraphQL subscriptions) one API key may hold open on one server", positive(&c.EventStreamsPerKey))
 	l.add("event-stream-buffer", "EVENT_STREAM_BUFFER", "256", "events that may wait for one stream before it is closed with SLOW_CONSUMER", positive(&c.EventStreamBuffer))
 	l.add("event-retention", "EVENT_RETENTION", "720h", "how long events (and their finished webhook deliveries) are kept; older ones are pruned, except events still owed to an endpoint, and an older cursor is 410 CURSOR_EXPIRED", duration(&c.EventRetention))
+	l.add("audit-retention", "AUDIT_RETENTION", "8760h", "how long audit records (GET /v1/audit) are kept; older ones are pruned (0: forever)", nonNegativeDuration(&c.AuditRetention))
 	l.add("event-flush-interval", "EVENT_FLUSH_INTERVAL", "20ms", "shortest time between two writes to one event stream: the events of a busy stream go out together (0: each as soon as it is ready)", nonNegativeDuration(&c.EventFlushInterval))
 	l.add("idempotency-key-ttl", "IDEMPOTENCY_KEY_TTL", "24h", "how long an Idempotency-Key and the response it replays are kept (per user); after it the key may be used afresh", duration(&c.IdempotencyKeyTTL))
 	l.add("cors-origins", "CORS_ORIGINS", "", "comma-separated origins allowed by CORS (* for any); empty: none", list(&c.CORSOrigins))
@@ -187,6 +193,9 @@ func (c *Config) validate() error {
 	}
 	if c.EventRetention < MinEventRetention {
 		errs = append(errs, fmt.Errorf("EVENT_RETENTION: want at least %s, got %s", MinEventRetention, c.EventRetention))
+	}
+	if c.AuditRetention != 0 && c.AuditRetention < MinAuditRetention {
+		errs = append(errs, fmt.Errorf("AUDIT_RETENTION: want 0 (forever) or at least %s, got %s", MinAuditRetention, c.AuditRetention))
 	}
 	if c.IdempotencyKeyTTL < time.Minute {
 		errs = append(errs, fmt.Errorf("IDEMPOTENCY_KEY_TTL: want at least 1m, got %s", c.IdempotencyKeyTTL))

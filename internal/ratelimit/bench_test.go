@@ -25,7 +25,7 @@ func BenchmarkTake(b *testing.B) {
 			b.ReportAllocs()
 			i := 0
 			for b.Loop() {
-				if d := l.Take(ctx, ids[i%len(ids)]); !d.Allowed || !d.Checked {
+				if d := l.Take(ctx, ids[i%len(ids)], nil); !d.Allowed || !d.Checked {
 					b.Fatalf("refused or unchecked: %+v", d)
 				}
 				i++
@@ -36,7 +36,7 @@ func BenchmarkTake(b *testing.B) {
 			b.RunParallel(func(pb *testing.PB) {
 				i := 0
 				for pb.Next() {
-					if d := l.Take(ctx, ids[i%len(ids)]); !d.Allowed || !d.Checked {
+					if d := l.Take(ctx, ids[i%len(ids)], nil); !d.Allowed || !d.Checked {
 						b.Errorf("refused or unchecked: %+v", d)
 						return
 					}

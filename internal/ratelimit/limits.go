@@ -84,8 +84,8 @@ func Open(ctx context.Context, cfg Config) (*Limits, error) {
 		l.Store, l.close = "redis", client.Close
 	}
 	l.Keys = newLimiter("key", store, guard, m,
-		Window{Name: "minute", Limit: int64(cfg.PerMinute), Period: time.Minute},
-		Window{Name: "hour", Limit: int64(cfg.PerHour), Period: time.Hour})
+		Window{Name: WindowMinute, Limit: int64(cfg.PerMinute), Period: time.Minute},
+		Window{Name: WindowHour, Limit: int64(cfg.PerHour), Period: time.Hour})
 	l.Logins = newLimiter("login", store, guard, m,
 		Window{Name: "minute", Limit: int64(cfg.LoginFailuresPerMinute), Period: time.Minute})
 	l.Anonymous = newLimiter("anonymous", store, guard, m,

@@ -41,6 +41,19 @@ type Decision struct {
 	TooLarge bool
 }
 
+// The names of the per-key windows (Window.Name), which Own is keyed by.
+const (
+	WindowMinute = "minute"
+	WindowHour   = "hour"
+)
+
+// Own is one caller's own limits, by window name: a window it names with a
+// limit above zero counts against that limit instead of the limiter's. The
+// counters are the same whichever limit applies (the store takes the rate
+// on each call), so a change of limit takes effect on the next request and
+// keeps what the window has counted so far. nil: the limiter's limits.
+type Own map[string]int64
+
 // Limiter holds the windows of one scope ("key", "login") over one store.
 type Limiter struct {
 	scope   string
@@ -67,8 +80,8 @@ func newLimiter(scope string, store limiter.Store, guard *failOpen, m *metrics, 
 // longest, and stops at the first window that is exhausted: a request
 // refused by the minute window is not counted in the hour window, so a
 // client hammering through a 429 does not also burn its hourly budget.
-func (l *Limiter) Take(ctx context.Context, id string) Decision {
-	return l.visit(ctx, id, 1, true)
+func (l *Limiter) Take(ctx context.Context, id string, own Own) Decision {
+	return l.visit(ctx, id, 1, true, own)
 }
 
 // TakeN spends n units of id in each window, for a request whose price is
@@ -77,16 +90,16 @@ func (l *Limiter) Take(ctx context.Context, id string) Decision {
 // nothing; two concurrent requests may each pass the check and together
 // overspend by at most one request's price. A request priced above a
 // window's whole limit can never pass: Decision.TooLarge says so.
-func (l *Limiter) TakeN(ctx context.Context, id string, n int64) Decision {
+func (l *Limiter) TakeN(ctx context.Context, id string, n int64, own Own) Decision {
 	if n <= 1 {
-		return l.Take(ctx, id)
+		return l.Take(ctx, id, own)
 	}
-	best := l.visit(ctx, id, n, false)
+	best := l.visit(ctx, id, n, false, own)
 	if !best.Allowed || !best.Checked {
 		return best
 	}
 	for _, w := range l.windows {
-		if _, err := w.lim.Increment(ctx, l.key(w, id), n); err != nil {
+		if _, err := w.lim.Store.Increment(ctx, l.key(w, id), n, w.rate(own)); err != nil {
 			return l.guard.failed(ctx, l.scope, err)
 		}
 	}
@@ -98,15 +111,15 @@ func (l *Limiter) TakeN(ctx context.Context, id string, n int64) Decision {
 // every window must have a request left. Use it with Spend to count only
 // some outcomes (failed logins).
 func (l *Limiter) Check(ctx context.Context, id string) Decision {
-	return l.visit(ctx, id, 1, false)
+	return l.visit(ctx, id, 1, false, nil)
 }
 
 // visit asks each window, from the shortest to the longest, whether id has n
 // requests left, spending one in each window it asks when spend is set
 // (Take), and stops at the first that refuses. Otherwise it returns the
 // window with the fewest left; a store that fails lets the request through
-// unchecked (failOpen).
-func (l *Limiter) visit(ctx context.Context, id string, n int64, spend bool) Decision {
+// unchecked (failOpen). own replaces the limits of the windows it names.
+func (l *Limiter) visit(ctx context.Context, id string, n int64, spend bool, own Own) Decision {
 	if l.guard.open() {
 		return l.guard.skipped()
 	}
@@ -115,10 +128,11 @@ func (l *Limiter) visit(ctx context.Context, id string, n int64, spend bool) Dec
 	for i, w := range l.windows {
 		var c limiter.Context
 		var err error
+		rate := w.rate(own)
 		if spend {
-			c, err = w.lim.Get(ctx, l.key(w, id))
+			c, err = w.lim.Store.Get(ctx, l.key(w, id), rate)
 		} else {
-			c, err = w.lim.Peek(ctx, l.key(w, id))
+			c, err = w.lim.Store.Peek(ctx, l.key(w, id), rate)
 		}
 		if err != nil {
 			return l.guard.failed(ctx, l.scope, err)
@@ -129,9 +143,9 @@ func (l *Limiter) visit(ctx context.Context, id string, n int64, spend bool) Dec
 			// more fit.
 			c.Reached = c.Remaining < n
 		}
-		d := decide(w, c, now)
+		d := decide(w.Name, rate.Limit, c, now)
 		if !d.Allowed {
-			d.TooLarge = n > w.Limit
+			d.TooLarge = n > rate.Limit
 			w.rejected.Inc()
 			return d
 		}
@@ -157,13 +171,23 @@ func (l *Limiter) Spend(ctx context.Context, id string) {
 	}
 }
 
+// rate is the window's rate for a caller with own limits.
+func (w window) rate(own Own) limiter.Rate {
+	r := w.lim.Rate
+	if n := own[w.Name]; n > 0 {
+		r.Limit = n
+	}
+	return r
+}
+
 // key names the counter of id in window w; the store adds its prefix.
 func (l *Limiter) key(w window, id string) string {
 	return l.scope + ":" + w.Name + ":" + id
 }
 
-// decide turns the store's answer into a Decision at time now.
-func decide(w window, c limiter.Context, now time.Time) Decision {
+// decide turns the store's answer for the window named name, whose limit
+// is limit, into a Decision at time now.
+func decide(name string, limit int64, c limiter.Context, now time.Time) Decision {
 	// The store rounds the window's end down to the second; one more second
 	// makes Reset a moment by which the window has certainly ended, so a
 	// client that waits Retry-After is never refused again for the same
@@ -172,8 +196,8 @@ func decide(w window, c limiter.Context, now time.Time) Decision {
 	d := Decision{
 		Allowed:   !c.Reached,
 		Checked:   true,
-		Window:    w.Name,
-		Limit:     w.Limit,
+		Window:    name,
+		Limit:     limit,
 		Remaining: c.Remaining,
 		Reset:     reset,
 	}

@@ -69,7 +69,7 @@ func TestTakeWindows(t *testing.T) {
 				{"fourth: still refused, not counted in the hour", false, "second", 2, 0},
 			}
 			for _, s := range steps {
-				d := l.Take(ctx, id)
+				d := l.Take(ctx, id, nil)
 				if d.Allowed != s.allowed || d.Window != s.window || d.Limit != s.limit || d.Remaining != s.remain || !d.Checked {
 					t.Fatalf("%s: got %+v", s.name, d)
 				}
@@ -85,13 +85,13 @@ func TestTakeWindows(t *testing.T) {
 			// When the second window is over, the third request of the
 			// hour passes: the refusals above did not spend the hour.
 			var d Decision
-			if !eventually(3*time.Second, func() bool { d = l.Take(ctx, id); return d.Allowed }) {
+			if !eventually(3*time.Second, func() bool { d = l.Take(ctx, id, nil); return d.Allowed }) {
 				t.Fatalf("the second window never reset: %+v", d)
 			}
 			if d.Window != "hour" || d.Limit != 3 || d.Remaining != 0 {
 				t.Fatalf("after reset: got %+v, want the hour window with 0 left", d)
 			}
-			d = l.Take(ctx, id)
+			d = l.Take(ctx, id, nil)
 			now := time.Now().Unix()
 			if d.Allowed || d.Window != "hour" || d.RetryAfter < 3590 || d.RetryAfter > 3601 || d.Reset != now+d.RetryAfter {
 				t.Fatalf("hour exhausted: got %+v at %d", d, now)
@@ -101,7 +101,7 @@ func TestTakeWindows(t *testing.T) {
 			}
 
 			// Another id has its own budget.
-			if d := l.Take(ctx, ulid.Make().String()); !d.Allowed || d.Remaining != 1 {
+			if d := l.Take(ctx, ulid.Make().String(), nil); !d.Allowed || d.Remaining != 1 {
 				t.Errorf("other id: got %+v", d)
 			}
 		})
@@ -155,7 +155,7 @@ func TestDecideReset(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := decide(w, tt.c, now); got != tt.want {
+			if got := decide(w.Name, w.Limit, tt.c, now); got != tt.want {
 				t.Fatalf("got %+v, want %+v", got, tt.want)
 			}
 		})
@@ -203,7 +203,7 @@ func TestFailOpen(t *testing.T) {
 			guard := &failOpen{log: slog.New(slog.NewTextHandler(&logs, nil)), metrics: m, cooldown: tt.cooldown, logEvery: time.Hour}
 			l := newLimiter("key", store, guard, m, Window{Name: "minute", Limit: 1, Period: time.Minute})
 			for i := range 100 {
-				if d := l.Take(context.Background(), "k"); !d.Allowed || d.Checked {
+				if d := l.Take(context.Background(), "k", nil); !d.Allowed || d.Checked {
 					t.Fatalf("request %d: got %+v, want allowed unchecked", i, d)
 				}
 			}
@@ -262,7 +262,7 @@ func TestTakeN(t *testing.T) {
 				{13, false, "minute", 0, true}, // above any window's limit
 			}
 			for i, s := range steps {
-				d := l.TakeN(ctx, id, s.n)
+				d := l.TakeN(ctx, id, s.n, nil)
 				if d.Allowed != s.allowed || d.Window != s.window || d.Remaining != s.remain || d.TooLarge != s.tooLarge || !d.Checked {
 					t.Fatalf("step %d (n=%d): %+v, want allowed=%v window=%s remaining=%d tooLarge=%v", i, s.n, d, s.allowed, s.window, s.remain, s.tooLarge)
 				}
@@ -303,12 +303,12 @@ func TestFailOpenSingleFlight(t *testing.T) {
 	l := newLimiter("key", store, guard, m, Window{Name: "minute", Limit: 1, Period: time.Minute})
 	ctx := context.Background()
 
-	l.Take(ctx, "k") // fails at once: the cooldown starts, and is over
+	l.Take(ctx, "k", nil) // fails at once: the cooldown starts, and is over
 	probe := make(chan Decision)
-	go func() { probe <- l.Take(ctx, "k") }()
+	go func() { probe <- l.Take(ctx, "k", nil) }()
 	<-store.started // the probe is waiting for the store
 	for i := range 50 {
-		if d := l.Take(ctx, "k"); !d.Allowed || d.Checked {
+		if d := l.Take(ctx, "k", nil); !d.Allowed || d.Checked {
 			t.Fatalf("request %d during the probe: %+v, want allowed unchecked", i, d)
 		}
 	}

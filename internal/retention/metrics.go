@@ -13,8 +13,8 @@ import (
 
 // metrics are the pruner's series.
 type metrics struct {
-	events, deliveries, attempts *vm.Counter
-	failures                     *vm.Counter
+	events, deliveries, attempts, audit *vm.Counter
+	failures                            *vm.Counter
 }
 
 // newMetrics makes the series in set (nil: not exported). The age of the
@@ -33,6 +33,7 @@ func newMetrics(set *vm.Set, client *ent.Client, w Window) *metrics {
 		events:     pruned("events"),
 		deliveries: pruned("deliveries"),
 		attempts:   pruned("delivery_attempts"),
+		audit:      pruned("audit_events"),
 		// Retention passes that stopped on an error (retried at the next).
 		failures: set.NewCounter("itemsvc_retention_failures_total"),
 	}

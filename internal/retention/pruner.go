@@ -10,6 +10,7 @@ import (
 	vm "github.com/VictoriaMetrics/metrics"
 
 	"github.com/acme/itemsvc/ent"
+	"github.com/acme/itemsvc/ent/auditevent"
 	"github.com/acme/itemsvc/ent/delivery"
 	"github.com/acme/itemsvc/ent/deliveryattempt"
 	"github.com/acme/itemsvc/ent/event"
@@ -30,6 +31,9 @@ const DefaultMargin = time.Minute
 type Options struct {
 	// Window is the history kept (EVENT_RETENTION and the clock).
 	Window Window
+	// AuditRetention is how long audit records are kept (AUDIT_RETENTION),
+	// on Window's clock; 0 keeps them forever.
+	AuditRetention time.Duration
 	// Margin is how far behind the window's start the pruner cuts.
 	// Default DefaultMargin.
 	Margin time.Duration
@@ -69,6 +73,8 @@ type Pruner struct {
 // Result counts the rows one pass deleted.
 type Result struct {
 	Events, Deliveries, Attempts int
+	// Audit counts the audit records past AUDIT_RETENTION.
+	Audit int
 }
 
 // New returns a pruner over client; dialect is "postgres" or "sqlite".
@@ -109,10 +115,10 @@ func system(ctx context.Context) context.Context {
 	return privacy.DecisionContext(ctx, privacy.Allow)
 }
 
-// Run prunes once at once, then every Every, until ctx is cancelled. A
-// window without a limit prunes nothing.
+// Run prunes once at once, then every Every, until ctx is cancelled. With
+// neither the window nor the audit retention limited it prunes nothing.
 func (p *Pruner) Run(ctx context.Context) {
-	if !p.opts.Window.On() {
+	if !p.opts.Window.On() && p.opts.AuditRetention <= 0 {
 		return
 	}
 	periodic.Run(ctx, p.opts.Every, func(ctx context.Context) {
@@ -123,29 +129,39 @@ func (p *Pruner) Run(ctx context.Context) {
 			p.log.WarnContext(ctx, "prune event history", "err", err)
 		case res != Result{}:
 			p.log.InfoContext(ctx, "pruned event history", "events", res.Events,
-				"deliveries", res.Deliveries, "attempts", res.Attempts, "retention", p.opts.Window.Retention)
+				"deliveries", res.Deliveries, "attempts", res.Attempts, "retention", p.opts.Window.Retention,
+				"audit_events", res.Audit, "audit_retention", p.opts.AuditRetention)
 		}
 	})
 }
 
 // Prune makes one pass: finished deliveries (with their attempts) of events
 // older than the cut, then those events that no delivery holds any more,
-// each in batches of its own short transaction until none is left.
+// then the audit records older than AuditRetention, each in batches of its
+// own short transaction until none is left.
 func (p *Pruner) Prune(ctx context.Context) (Result, error) {
 	var res Result
-	if !p.opts.Window.On() {
-		return res, nil
+	var steps []func(context.Context, *ent.Tx) (batch, error)
+	if p.opts.Window.On() {
+		cut := idAt(p.opts.Window.Start().Add(-p.opts.Margin))
+		steps = append(steps,
+			func(ctx context.Context, tx *ent.Tx) (batch, error) { return p.deliveries(ctx, tx, cut) },
+			func(ctx context.Context, tx *ent.Tx) (batch, error) { return p.events(ctx, tx, cut) })
 	}
-	cut := idAt(p.opts.Window.Start().Add(-p.opts.Margin))
-	for _, step := range []func(context.Context, *ent.Tx, string) (batch, error){p.deliveries, p.events} {
+	if p.opts.AuditRetention > 0 {
+		cut := Window{Retention: p.opts.AuditRetention, Now: p.opts.Window.Now}.Start()
+		steps = append(steps, func(ctx context.Context, tx *ent.Tx) (batch, error) { return p.audit(ctx, tx, cut) })
+	}
+	for _, step := range steps {
 		for {
-			b, err := p.batch(ctx, func(ctx context.Context, tx *ent.Tx) (batch, error) { return step(ctx, tx, cut) })
+			b, err := p.batch(ctx, step)
 			if err != nil {
 				return res, err
 			}
 			res.Events += b.deleted.Events
 			res.Deliveries += b.deleted.Deliveries
 			res.Attempts += b.deleted.Attempts
+			res.Audit += b.deleted.Audit
 			if b.selected < p.opts.Batch || !p.pause(ctx) {
 				break
 			}
@@ -193,6 +209,7 @@ func (p *Pruner) batch(ctx context.Context, fn func(context.Context, *ent.Tx) (b
 	p.metrics.events.Add(b.deleted.Events)
 	p.metrics.deliveries.Add(b.deleted.Deliveries)
 	p.metrics.attempts.Add(b.deleted.Attempts)
+	p.metrics.audit.Add(b.deleted.Audit)
 	return b, nil
 }
 
@@ -243,6 +260,27 @@ func (p *Pruner) events(ctx context.Context, tx *ent.Tx, cut string) (batch, err
 	b := batch{selected: len(ids)}
 	if b.deleted.Events, err = tx.Event.Delete().Where(event.IDIn(ids...), owedNothing()).Exec(ctx); err != nil {
 		return batch{}, fmt.Errorf("delete events: %w", err)
+	}
+	return b, nil
+}
+
+// audit deletes one batch of the audit records made before cut, oldest
+// first (the created_at index). Nothing else refers to them.
+func (p *Pruner) audit(ctx context.Context, tx *ent.Tx, cut time.Time) (batch, error) {
+	q := tx.AuditEvent.Query().
+		Where(auditevent.CreatedAtLT(cut)).
+		Order(auditevent.ByCreatedAt()).
+		Limit(p.opts.Batch)
+	if p.skipLocked {
+		q.ForUpdate(sql.WithLockAction(sql.SkipLocked))
+	}
+	ids, err := q.IDs(ctx)
+	if err != nil || len(ids) == 0 {
+		return batch{}, wrap("select audit events", err)
+	}
+	b := batch{selected: len(ids)}
+	if b.deleted.Audit, err = tx.AuditEvent.Delete().Where(auditevent.IDIn(ids...)).Exec(ctx); err != nil {
+		return batch{}, fmt.Errorf("delete audit events: %w", err)
 	}
 	return b, nil
 }

@@ -535,3 +535,74 @@ func subscribeWS(t *testing.T, srv *httptest.Server, token, after string) string
 		}
 	}
 }
+
+// TestPruneAudit: the pass deletes the audit records older than
+// AUDIT_RETENTION, in batches, and keeps the recent ones; with 0 it keeps
+// every record.
+func TestPruneAudit(t *testing.T) {
+	const auditRetention = 8760 * time.Hour
+	for _, tt := range []struct {
+		name      string
+		retention time.Duration
+		pruned    int
+	}{
+		{"past AUDIT_RETENTION", auditRetention, 3},
+		{"0 keeps them forever", 0, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var c clock
+			env := testutil.New(t, func(cfg *config.Config, o *app.Options) {
+				cfg.AuditRetention = tt.retention
+				o.Retention.Window.Now = c.now
+				o.Retention.Batch = 2 // three old records take two batches
+				o.Retention.Pause = time.Millisecond
+			})
+			db := env.App.DB.Client
+			// The fixtures' keys were recorded (key.created): this test
+			// counts and prunes the records it makes.
+			if _, err := db.AuditEvent.Delete().Exec(sys()); err != nil {
+				t.Fatal(err)
+			}
+			create := func(email string) {
+				t.Helper()
+				if r := env.Do(testutil.Request{Method: "POST", Path: "/v1/users", Token: env.Admin.Token,
+					Body: map[string]any{"email": email, "name": "U"}}); r.Status != http.StatusCreated {
+					t.Fatalf("create user: %d %s", r.Status, r.Body)
+				}
+			}
+			for _, e := range []string{"o1@example.com", "o2@example.com", "o3@example.com"} {
+				create(e)
+			}
+			b := boundary()
+			create("r1@example.com")
+			create("r2@example.com")
+			before, err := db.AuditEvent.Query().Count(sys())
+			if err != nil || before != 5 {
+				t.Fatalf("%d records (%v), want 5", before, err)
+			}
+			c.set(b.Add(auditRetention))
+			res, err := env.App.Retention.Prune(context.Background())
+			if err != nil {
+				t.Fatalf("prune: %v", err)
+			}
+			if res.Audit != tt.pruned {
+				t.Errorf("pruned %d audit records, want %d", res.Audit, tt.pruned)
+			}
+			left, err := db.AuditEvent.Query().All(sys())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(left) != before-tt.pruned {
+				t.Fatalf("%d records left, want %d", len(left), before-tt.pruned)
+			}
+			for _, e := range left {
+				if tt.pruned > 0 && e.CreatedAt.Before(b) {
+					t.Errorf("%s of %s outlived AUDIT_RETENTION", e.ID, e.CreatedAt)
+				}
+			}
+			if got := env.Scrape().Value("itemsvc_retention_pruned_rows_total", map[string]string{"table": "audit_events"}); got != float64(tt.pruned) {
+				t.Errorf("pruned audit_events metric %g, want %d", got, tt.pruned)
+			}
+		})
+	}
+}

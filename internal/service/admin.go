@@ -120,7 +120,15 @@ func (s *Service) CreateUser(ctx context.Context, email, name, role string) (*en
 		if ent.IsConstraintError(err) {
 			return apperr.Validation("email", "is already taken")
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		return s.recordAudit(ctx, tx, AuditUserCreated, u.ID, map[string]Change{
+			"email":    {After: u.Email},
+			"name":     {After: u.Name},
+			"role":     {After: u.Role},
+			"disabled": {After: u.Disabled},
+		})
 	})
 	if err != nil {
 		return nil, err
@@ -163,6 +171,7 @@ func (s *Service) UpdateUser(ctx context.Context, idOrEmail string, c UserChange
 		write = system(ctx)
 	}
 	var out *ent.User
+	asked := ctx // the viewer, the audit record's actor, whoever writes
 	err := s.withTx(ctx, func(tx *ent.Tx) error {
 		u, err := findUser(ctx, tx, idOrEmail)
 		if err != nil {
@@ -190,8 +199,20 @@ func (s *Service) UpdateUser(ctx context.Context, idOrEmail string, c UserChange
 		if c.Disabled != nil {
 			up.SetDisabled(*c.Disabled)
 		}
-		out, err = up.Save(ctx)
-		return err
+		if out, err = up.Save(ctx); err != nil {
+			return err
+		}
+		changes := map[string]Change{}
+		if u.Name != out.Name {
+			changes["name"] = Change{u.Name, out.Name}
+		}
+		if u.Role != out.Role {
+			changes["role"] = Change{u.Role, out.Role}
+		}
+		if u.Disabled != out.Disabled {
+			changes["disabled"] = Change{u.Disabled, out.Disabled}
+		}
+		return s.recordAudit(asked, tx, AuditUserUpdated, out.ID, changes)
 	})
 	if err != nil {
 		return nil, err

@@ -143,7 +143,7 @@ func (s *Service) authenticate(ctx context.Context, token string, maxAge time.Du
 	case st.expired(time.Now()):
 		return viewer.Viewer{}, apperr.New(apperr.CodeTokenExpired, "the access token's API key has expired")
 	}
-	return viewer.Viewer{UserID: st.userID, KeyID: claims.KeyID, Role: st.role, ReadOnly: st.readOnly}, nil
+	return viewer.Viewer{UserID: st.userID, KeyID: claims.KeyID, Role: st.role, ReadOnly: st.readOnly, Limits: st.limits}, nil
 }
 
 // keyState returns the cached state of a key, reading it when older than

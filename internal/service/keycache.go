@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/acme/itemsvc/ent"
+	"github.com/acme/itemsvc/internal/ratelimit"
 	"github.com/acme/itemsvc/internal/viewer"
 )
 
@@ -16,6 +17,8 @@ type keyState struct {
 	revoked  bool
 	disabled bool // the key's owner
 	readOnly bool // the key lacks the write scope
+	// limits are the key's own rate limits (ratelimit.Own); nil: none.
+	limits map[string]int64
 	// expiresAt is the key's expiry; zero: none.
 	expiresAt time.Time
 	checked   time.Time
@@ -33,6 +36,14 @@ func newKeyState(k *ent.APIKey, now time.Time) keyState {
 	}
 	if k.ExpiresAt != nil {
 		st.expiresAt = *k.ExpiresAt
+	}
+	for window, n := range map[string]*int{ratelimit.WindowMinute: k.RateLimitPerMinute, ratelimit.WindowHour: k.RateLimitPerHour} {
+		if n != nil {
+			if st.limits == nil {
+				st.limits = map[string]int64{}
+			}
+			st.limits[window] = int64(*n)
+		}
 	}
 	return st
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/mail"
 	"strings"
-	"time"
 
 	"github.com/acme/itemsvc/ent"
 	"github.com/acme/itemsvc/ent/apikey"
@@ -53,16 +52,11 @@ func (s *Service) CreateKey(ctx context.Context, email, name string, admin bool)
 				return fmt.Errorf("promote user: %w", err)
 			}
 		}
-		key := auth.NewKey(s.opts.KeyPrefix)
-		k, err := tx.APIKey.Create().
-			SetUserID(u.ID).
-			SetKeyHash(auth.HashKey(key)).
-			SetPrefix(auth.DisplayPrefix(key)).
-			Save(system(ctx))
+		k, err := s.insertKey(ctx, tx, u.ID, "", KeyScopes, nil)
 		if err != nil {
-			return fmt.Errorf("create key: %w", err)
+			return err
 		}
-		out = NewKey{Key: key, KeyID: k.ID, UserID: u.ID}
+		out = NewKey{Key: k.Secret, KeyID: k.ID, UserID: u.ID}
 		return nil
 	})
 	return out, err
@@ -72,26 +66,32 @@ func (s *Service) CreateKey(ctx context.Context, email, name string, admin bool)
 // tokens stop working at once on this process and within KeyRecheck elsewhere.
 func (s *Service) RevokeKey(ctx context.Context, idOrKey string) (string, error) {
 	ctx = system(ctx)
-	q := s.db.APIKey.Query()
-	if strings.HasPrefix(idOrKey, "key_") {
-		q.Where(apikey.ID(idOrKey))
-	} else {
-		q.Where(apikey.KeyHash(auth.HashKey(idOrKey)))
-	}
-	k, err := q.Only(ctx)
-	if ent.IsNotFound(err) {
-		return "", apperr.NotFound("API key")
-	}
-	if err != nil {
-		return "", fmt.Errorf("find key: %w", err)
-	}
-	if k.RevokedAt == nil {
-		if err := k.Update().SetRevokedAt(time.Now().UTC()).Exec(ctx); err != nil {
-			return "", fmt.Errorf("revoke key: %w", err)
+	var id string
+	err := s.withTx(ctx, func(tx *ent.Tx) error {
+		q := tx.APIKey.Query()
+		if strings.HasPrefix(idOrKey, "key_") {
+			q.Where(apikey.ID(idOrKey))
+		} else {
+			q.Where(apikey.KeyHash(auth.HashKey(idOrKey)))
 		}
+		k, err := q.Only(ctx)
+		if ent.IsNotFound(err) {
+			return apperr.NotFound("API key")
+		}
+		if err != nil {
+			return fmt.Errorf("find key: %w", err)
+		}
+		if k, err = s.revokeKey(ctx, tx, k); err != nil {
+			return err
+		}
+		id = k.ID
+		return nil
+	})
+	if err != nil {
+		return "", err
 	}
-	s.keys.forget(k.ID)
-	return k.ID, nil
+	s.keys.forget(id)
+	return id, nil
 }
 
 // bootstrapLock is the PostgreSQL advisory lock Bootstrap holds for its
@@ -124,11 +124,11 @@ func (s *Service) Bootstrap(ctx context.Context) (string, error) {
 		if err != nil {
 			return fmt.Errorf("create the admin: %w", err)
 		}
-		k := auth.NewKey(s.opts.KeyPrefix)
-		if _, err := tx.APIKey.Create().SetUserID(u.ID).SetKeyHash(auth.HashKey(k)).SetPrefix(auth.DisplayPrefix(k)).Save(ctx); err != nil {
+		k, err := s.insertKey(ctx, tx, u.ID, "", KeyScopes, nil)
+		if err != nil {
 			return fmt.Errorf("create the admin's key: %w", err)
 		}
-		key = k
+		key = k.Secret
 		return nil
 	})
 	if err != nil {

@@ -216,8 +216,15 @@ func (s *Service) CreateWebhook(ctx context.Context, in WebhookInput) (*ent.Webh
 		if in.Active != nil {
 			c.SetActive(*in.Active)
 		}
-		ep, err = c.Save(ctx)
-		return err
+		if ep, err = c.Save(ctx); err != nil {
+			return err
+		}
+		return s.recordAudit(ctx, tx, AuditWebhookCreated, ep.ID, map[string]Change{
+			"url":         {After: ep.URL},
+			"description": {After: ep.Description},
+			"events":      {After: ep.Events},
+			"active":      {After: ep.Active},
+		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create webhook: %w", err)
@@ -366,8 +373,10 @@ func (s *Service) UpdateWebhook(ctx context.Context, id string, in WebhookInput)
 				u.ClearBackoffUntil()
 			}
 		}
-		ep, err = u.Save(ctx)
-		return err
+		if ep, err = u.Save(ctx); err != nil {
+			return err
+		}
+		return s.recordAudit(ctx, tx, AuditWebhookUpdated, ep.ID, webhookChanges(cur, ep))
 	})
 	if err != nil {
 		return nil, fmt.Errorf("update webhook: %w", err)
@@ -407,7 +416,10 @@ func (s *Service) DeleteWebhook(ctx context.Context, id string) error {
 		if _, err := tx.Delivery.Delete().Where(delivery.EndpointID(ep.ID)).Exec(sys); err != nil {
 			return fmt.Errorf("delete deliveries: %w", err)
 		}
-		return tx.WebhookEndpoint.DeleteOne(ep).Exec(ctx)
+		if err := tx.WebhookEndpoint.DeleteOne(ep).Exec(ctx); err != nil {
+			return err
+		}
+		return s.recordAudit(ctx, tx, AuditWebhookDeleted, ep.ID, webhookChanges(ep, nil))
 	})
 	if err != nil {
 		return fmt.Errorf("delete webhook: %w", err)
@@ -461,7 +473,8 @@ func (s *Service) RotateWebhookSecret(ctx context.Context, id string) (*ent.Webh
 		if err != nil {
 			return fmt.Errorf("requeue deliveries: %w", err)
 		}
-		return nil
+		// The fact of the rotation only: no secret, old or new, sealed or not.
+		return s.recordAudit(ctx, tx, AuditWebhookSecretRotated, ep.ID, map[string]Change{})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("rotate webhook secret: %w", err)
@@ -591,15 +604,25 @@ func (s *Service) RetryDelivery(ctx context.Context, webhookID, deliveryID strin
 		now := time.Now().UTC().Truncate(time.Microsecond)
 		if d.State == delivery.StatePending && d.ClaimedUntil != nil && d.ClaimedUntil.After(now) {
 			out = d // in flight: its result is about to be recorded
-			return nil
+			return s.recordAudit(ctx, tx, AuditDeliveryRetried, d.ID, map[string]Change{})
 		}
 		out, err = tx.Delivery.UpdateOne(d).
 			SetState(delivery.StatePending).
 			SetNextAttemptAt(now).
 			ClearClaimedUntil().
 			Save(system(ctx))
-		if err != nil || ep.BackoffUntil == nil {
+		if err != nil {
 			return err
+		}
+		changes := map[string]Change{}
+		if d.State != out.State {
+			changes["state"] = Change{d.State, out.State}
+		}
+		if err := s.recordAudit(ctx, tx, AuditDeliveryRetried, d.ID, changes); err != nil {
+			return err
+		}
+		if ep.BackoffUntil == nil {
+			return nil
 		}
 		// Asked for now: the circuit breaker does not hold it back.
 		return tx.WebhookEndpoint.UpdateOne(ep).ClearBackoffUntil().Exec(ctx)
@@ -659,6 +682,11 @@ func (s *Service) RecoverDeliveries(ctx context.Context, webhookID string, since
 		if err != nil {
 			return fmt.Errorf("requeue deliveries: %w", err)
 		}
+		if err := s.recordAudit(ctx, tx, AuditDeliveriesRecovered, ep.ID, map[string]Change{
+			"recovered": {After: n},
+		}); err != nil {
+			return err
+		}
 		if n > 0 && ep.BackoffUntil != nil {
 			return tx.WebhookEndpoint.UpdateOne(ep).ClearBackoffUntil().Exec(ctx)
 		}
@@ -693,4 +721,31 @@ func (s *Service) webhookGuard() *webhook.Guard {
 		return s.opts.WebhookGuard
 	}
 	return webhook.NewGuard(false, nil)
+}
+
+// webhookChanges are the audit changes from one state of an endpoint to the
+// next (after nil: deleted), of the fields its owner sets; never its secret.
+func webhookChanges(before, after *ent.WebhookEndpoint) map[string]Change {
+	if after == nil {
+		return map[string]Change{
+			"url":         {Before: before.URL},
+			"description": {Before: before.Description},
+			"events":      {Before: before.Events},
+			"active":      {Before: before.Active},
+		}
+	}
+	out := map[string]Change{}
+	if before.URL != after.URL {
+		out["url"] = Change{before.URL, after.URL}
+	}
+	if before.Description != after.Description {
+		out["description"] = Change{before.Description, after.Description}
+	}
+	if !slices.Equal(before.Events, after.Events) {
+		out["events"] = Change{before.Events, after.Events}
+	}
+	if before.Active != after.Active {
+		out["active"] = Change{before.Active, after.Active}
+	}
+	return out
 }

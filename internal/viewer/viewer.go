@@ -23,6 +23,10 @@ type Viewer struct {
 	// ReadOnly marks a key without the write scope: every write is
 	// refused with PERMISSION_DENIED, on every transport.
 	ReadOnly bool
+	// Limits are the key's own rate limits by window ("minute", "hour"),
+	// from its cached state; nil or a window absent: the server's. Shared
+	// by every request of the key: never changed.
+	Limits map[string]int64
 }
 
 // Admin reports whether the viewer may see and change every user's data.

@@ -13,6 +13,9 @@
   const sessionBox = $('session');
   const message = $('message');
   let expiryTimer = 0;
+  let viewer = null; // me { id email role } of the signed-in user
+  let current = 'graphiql'; // the view on screen
+  const views = {}; // the admin pages' {open, reset}, by name
 
   // The id the UpdateItem and DeleteItem examples start with; signed in,
   // the playground puts one of the user's items' in its place.
@@ -155,10 +158,15 @@ subscription ItemEvents {
     sessionBox.hidden = true;
     form.hidden = false;
     say(note || '', isError);
+    viewer = null;
+    $('points').hidden = true;
     browse.reset();
+    for (const v of Object.values(views)) v.reset();
+    showViewButtons();
   }
 
   function signedIn(me, s) {
+    viewer = me;
     $('who').textContent = me.email;
     $('role').textContent = me.role.toLowerCase();
     form.hidden = true;
@@ -167,7 +175,9 @@ subscription ItemEvents {
     clearStaleRefusal();
     refreshExampleId(true);
     browse.reset();
-    if (!$('browse').hidden) browse.open();
+    for (const v of Object.values(views)) v.reset();
+    showViewButtons();
+    if (current !== 'graphiql') show(current);
     clearTimeout(expiryTimer);
     expiryTimer = setTimeout(() => {
       signedOut('Your session has expired: sign in again with your API key.', true);
@@ -182,13 +192,15 @@ subscription ItemEvents {
   // for, whose abort it rethrows as it is).
   async function send(body, headers, accept, signal) {
     try {
-      return await fetch(endpoint, {
+      const res = await fetch(endpoint, {
         method: 'POST',
         headers: Object.assign({ 'Content-Type': 'application/json', Accept: accept }, headers),
         body: JSON.stringify(body),
         credentials: 'omit',
         signal,
       });
+      if (session() && headers && headers.Authorization === bearer(session()).Authorization) points(res.headers);
+      return res;
     } catch (e) {
       if (signal && signal.aborted) throw e;
       throw new Unreachable(`GraphQL at ${endpoint} cannot be reached (${e.message}). Is the server running? Reload the page once it is.`);
@@ -214,7 +226,34 @@ subscription ItemEvents {
 
   function describe(err) {
     const code = err.extensions && err.extensions.code;
+    if (code === 'RATE_LIMITED') {
+      const when = rate.reset ? ` until ${rate.reset.toLocaleTimeString()}` : '';
+      return `Rate limit reached: no points left${when}. ${err.message} (${code})`;
+    }
     return code ? `${err.message} (${code})` : err.message;
+  }
+
+  // The signed-in key's rate-limit window, as the X-RateLimit-* headers of
+  // its last response told it: shown in the bar, and in what a
+  // RATE_LIMITED refusal says.
+  const rate = { limit: null, remaining: null, reset: null };
+
+  // points reads the window from a response's headers (a request let
+  // through unchecked has none: the display stays as it was).
+  function points(headers) {
+    const limit = headers.get('X-RateLimit-Limit');
+    const remaining = headers.get('X-RateLimit-Remaining');
+    const reset = headers.get('X-RateLimit-Reset');
+    if (limit === null || remaining === null) return;
+    rate.limit = Number(limit);
+    rate.remaining = Number(remaining);
+    rate.reset = reset ? new Date(Number(reset) * 1000) : null;
+    const el = $('points');
+    el.textContent = `${rate.remaining} of ${rate.limit} points left` +
+      (rate.reset ? `, reset at ${rate.reset.toLocaleTimeString()}` : '');
+    el.classList.toggle('low', rate.remaining <= rate.limit / 10);
+    el.title = 'The signed-in key\'s rate limit: every request spends points (a mutation or a filtered list more)';
+    el.hidden = false;
   }
 
   function bearer(s) {
@@ -236,7 +275,7 @@ subscription ItemEvents {
 
   // showViewer asks who the token belongs to and shows it.
   async function showViewer(s) {
-    const r = await post({ query: 'query Me { me { email role } }' }, bearer(s));
+    const r = await post({ query: 'query Me { me { id email role } }' }, bearer(s));
     const err = firstError(r.json);
     if (rejected(r.status, err)) return;
     if (err || !r.json.data) {
@@ -500,6 +539,25 @@ subscription ItemEvents {
     return doc.replace(/"""[\s\S]*?"""|"(?:[^"\\\n]|\\.)*"|#[^\n]*/g, ' ');
   }
 
+  // ask runs one operation with the session's token and returns its data;
+  // it throws an Error saying what went wrong, with the GraphQL error's
+  // code as .code and the input field it names (extensions.field) as
+  // .field.
+  async function ask(query, variables) {
+    const s = session();
+    if (!s) throw new Error('Sign in first: what you see is what your API key may see.');
+    const r = await post({ query, variables }, bearer(s));
+    const err = firstError(r.json);
+    if (rejected(r.status, err)) throw new Error(`The server no longer accepts your token${err ? `: ${describe(err)}` : ''}. Sign in again.`);
+    if (err || !r.json.data) {
+      const e = new Error(err ? describe(err) : `HTTP ${r.status}`);
+      e.code = err && err.extensions && err.extensions.code;
+      e.field = err && err.extensions && err.extensions.field;
+      throw e;
+    }
+    return r.json.data;
+  }
+
   // operationNames lists the named operations of a GraphQL document.
   function operationNames(doc) {
     return Array.from(bare(doc).matchAll(/\b(?:query|mutation|subscription)\s+([_A-Za-z][_0-9A-Za-z]*)/g), (m) => m[1]);
@@ -555,23 +613,6 @@ subscription ItemEvents {
 
     function tell(text, isError) {
       notice(note, text, isError);
-    }
-
-    // ask runs one operation with the session's token and returns its data;
-    // it throws an Error saying what went wrong, with the GraphQL error's
-    // code as .code.
-    async function ask(query, variables) {
-      const s = session();
-      if (!s) throw new Error('Sign in first: the items you see are those your API key may see.');
-      const r = await post({ query, variables }, bearer(s));
-      const err = firstError(r.json);
-      if (rejected(r.status, err)) throw new Error('Sign in again.');
-      if (err || !r.json.data) {
-        const e = new Error(err ? describe(err) : `HTTP ${r.status}`);
-        e.code = err && err.extensions && err.extensions.code;
-        throw e;
-      }
-      return r.json.data;
     }
 
     function option(value, text) {
@@ -632,7 +673,11 @@ subscription ItemEvents {
         (!name || item.name.toLowerCase().includes(name));
     }
 
-    async function load() {
+    // load reads the page at after; paged, when Next or Previous (its
+    // button) asked for it, puts the page before back if the read fails
+    // (the rows on screen stay those of that page) and says why beside the
+    // button.
+    async function load(paged) {
       const n = ++loading;
       view.setAttribute('aria-busy', 'true');
       try {
@@ -643,8 +688,16 @@ subscription ItemEvents {
         rows.replaceChildren(...data.items.edges.map((e) => row(e.node)));
         pager(data.items.pageInfo.endCursor);
         tell(total ? '' : 'No items match.');
+        if (n === loading) notice($('page-error'), '');
       } catch (e) {
-        if (n === loading) tell(e.message, true);
+        if (n === loading) {
+          tell(e.message, true);
+          if (paged) {
+            paged.button.after($('page-error')); // where the user clicked
+            notice($('page-error'), e.message, true);
+            paged.restore();
+          }
+        }
       } finally {
         if (n === loading) view.removeAttribute('aria-busy');
       }
@@ -737,7 +790,22 @@ subscription ItemEvents {
       } catch (e) {
         if (e.code === 'PRECONDITION_FAILED') return changedMeanwhile(tr, 'saved');
         tell(`Saving “${tr.item.name}” failed: ${e.message}`, true);
+        inRow(tr, e.message);
       }
+    }
+
+    // inRow shows a failure beside the row's buttons, where the user
+    // clicked (the view's message says it too).
+    function inRow(tr, text) {
+      const cell = tr.cells[4];
+      let span = cell.querySelector('.inline-error');
+      if (!span) {
+        span = document.createElement('span');
+        span.className = 'inline-error';
+        span.setAttribute('role', 'alert');
+        cell.prepend(span);
+      }
+      notice(span, text, true);
     }
 
     // refresh redraws a row with item; it returns the new row.
@@ -784,6 +852,7 @@ subscription ItemEvents {
       } catch (e) {
         if (e.code === 'PRECONDITION_FAILED') return changedMeanwhile(tr, 'deleted');
         tell(`Deleting “${tr.item.name}” failed: ${e.message}`, true);
+        inRow(tr, e.message);
       }
     }
 
@@ -884,14 +953,17 @@ subscription ItemEvents {
       refilter();
     });
     $('page-next').addEventListener('click', () => {
-      back.push({ after, offset });
+      const was = { after, offset };
+      back.push(was);
       after = endCursor;
       offset += rows.children.length;
-      load();
+      load({ button: $('page-next'), restore: () => { back.pop(); ({ after, offset } = was); } });
     });
     $('page-prev').addEventListener('click', () => {
-      ({ after, offset } = back.pop() || { after: null, offset: 0 });
-      load();
+      const was = { after, offset };
+      const prev = back.pop() || { after: null, offset: 0 };
+      ({ after, offset } = prev);
+      load({ button: $('page-prev'), restore: () => { back.push(prev); ({ after, offset } = was); } });
     });
 
     // reset forgets what one sign-in saw: another user may see other items.
@@ -908,22 +980,51 @@ subscription ItemEvents {
       filters.name.value = '';
       $('owner-filter').hidden = true;
       $('page-info').textContent = '';
+      notice($('page-error'), '');
       tell('');
     }
 
     return { open, reset };
   })();
 
-  // show switches between GraphiQL and the browsing view.
-  function show(browsing) {
-    $('graphiql').hidden = browsing;
-    $('browse').hidden = !browsing;
-    $('view-graphiql').setAttribute('aria-pressed', String(!browsing));
-    $('view-browse').setAttribute('aria-pressed', String(browsing));
-    if (browsing) browse.open();
+  // show switches to a view: GraphiQL, the browsing view or one of the
+  // admin pages (admin.js registers those).
+  function show(name) {
+    current = name;
+    for (const b of document.querySelectorAll('.views button')) {
+      const v = b.id.replace(/^view-/, '');
+      b.setAttribute('aria-pressed', String(v === name));
+      $(v).hidden = v !== name;
+    }
+    if (name === 'browse') browse.open();
+    else if (views[name]) views[name].open();
   }
-  $('view-graphiql').addEventListener('click', () => show(false));
-  $('view-browse').addEventListener('click', () => show(true));
+  for (const b of document.querySelectorAll('.views button')) {
+    b.addEventListener('click', () => show(b.id.replace(/^view-/, '')));
+  }
+
+  // showViewButtons shows the admin pages' buttons to those who may use
+  // them: Keys and Webhooks to anyone signed in, Users and Audit to admins.
+  // A page whose button goes away goes with it.
+  function showViewButtons() {
+    for (const b of document.querySelectorAll('.views [data-signed-in]')) b.hidden = !viewer;
+    for (const b of document.querySelectorAll('.views [data-admin]')) b.hidden = !viewer || viewer.role !== 'ADMIN';
+    if ($(`view-${current}`).hidden) show('graphiql');
+  }
+
+  // The admin pages (admin.js) use the page's session through this: the
+  // same token, rate-limit display and sign-out on a refused token.
+  window.itemsvcPlayground = {
+    ask,
+    notice,
+    describe,
+    show,
+    viewer: () => viewer,
+    register(name, view) {
+      views[name] = view;
+      if (current === name && viewer) view.open();
+    },
+  };
 
   function start() {
     if (!window.React || !window.ReactDOM || !window.GraphiQL) {

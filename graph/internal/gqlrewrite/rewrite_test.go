@@ -81,14 +81,14 @@ func TestRewriteGqlgenOutput(t *testing.T) {
 		}
 	}
 	pins := map[gqlrewrite.Kind]int{
-		gqlrewrite.List:        19,
-		gqlrewrite.Collect:     28,
+		gqlrewrite.List:        24,
+		gqlrewrite.Collect:     35,
 		gqlrewrite.Buffer:      1,
-		gqlrewrite.Scalar:      69,
-		gqlrewrite.ScalarRef:   36, // Item.status, User.role and Delivery.state marshal through graph/enum (upper case), by value
-		gqlrewrite.ObjectField: 21,
-		gqlrewrite.Object:      21,
-		gqlrewrite.InPlace:     4,
+		gqlrewrite.Scalar:      91,
+		gqlrewrite.ScalarRef:   45, // Item.status, User.role and Delivery.state marshal through graph/enum (upper case), by value
+		gqlrewrite.ObjectField: 27,
+		gqlrewrite.Object:      28,
+		gqlrewrite.InPlace:     6,
 	}
 	for _, k := range gqlrewrite.Kinds {
 		if got := len(report[k]); got != pins[k] {

@@ -1,0 +1,418 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"entgo.io/ent/dialect/sql"
+
+	"github.com/acme/itemsvc/ent"
+	"github.com/acme/itemsvc/ent/apikey"
+	"github.com/acme/itemsvc/ent/schema/pulid"
+	"github.com/acme/itemsvc/ent/user"
+	"github.com/acme/itemsvc/internal/apperr"
+	"github.com/acme/itemsvc/internal/auth"
+	"github.com/acme/itemsvc/internal/viewer"
+)
+
+// The API keys API (DESIGN §8): every user manages their own keys, an
+// admin anyone's. ent privacy shows a user only their own keys, so another
+// user's key is NOT_FOUND as an unknown one is; the writes run as the
+// system once the service has found the key through the viewer.
+
+// Bounds of an API key's fields.
+const (
+	MaxKeyLabelLen = 100
+	// MaxKeyRateLimit bounds a key's own rate limits (per minute and per
+	// hour): whole numbers from 1 to this.
+	MaxKeyRateLimit = 1_000_000
+)
+
+// KeyScopes are the scopes a key may have, in their canonical order; a new
+// key has them all unless it asks for fewer.
+var KeyScopes = []string{ScopeRead, ScopeWrite}
+
+// KeyInput is a new API key: every field is optional (nil: absent). UserID
+// names another owner than the viewer, which only admins may.
+type KeyInput struct {
+	Label     *string
+	Scopes    *[]string
+	ExpiresAt *time.Time
+	UserID    *string
+}
+
+// LimitChange is one rate limit of an update: Set false leaves it as it is;
+// Set with a nil Value returns it to the server's default.
+type LimitChange struct {
+	Set   bool
+	Value *int
+}
+
+// KeyChanges are what an update of a key may change: the label (nil:
+// unchanged), and, for admins, the key's own rate limits.
+type KeyChanges struct {
+	Label              *string
+	RateLimitPerMinute LimitChange
+	RateLimitPerHour   LimitChange
+}
+
+// KeyListParams select one page of a user's keys, newest first: the
+// viewer's own when UserID is "".
+type KeyListParams struct {
+	UserID string
+	Limit  int
+	After  *Keyset
+}
+
+// KeyPage is one page of keys and the count of all the user's keys.
+type KeyPage struct {
+	Keys  []*ent.APIKey
+	Total int
+	// More reports keys after the page.
+	More bool
+}
+
+// CreatedKey is a key just made, with its secret: shown now, never again.
+type CreatedKey struct {
+	*ent.APIKey
+	Secret string
+}
+
+// normalize checks the fields present, naming the first bad one, and fills
+// in the defaults (both scopes, no label).
+func (in *KeyInput) normalize(now time.Time) (label string, scopes []string, err error) {
+	if in.Label != nil {
+		label = strings.TrimSpace(*in.Label)
+		if err := checkText("label", label, MaxKeyLabelLen); err != nil {
+			return "", nil, err
+		}
+	}
+	scopes = KeyScopes
+	if in.Scopes != nil {
+		if scopes, err = checkScopes(*in.Scopes); err != nil {
+			return "", nil, err
+		}
+	}
+	if in.ExpiresAt != nil && !in.ExpiresAt.After(now) {
+		return "", nil, apperr.Validation("expires_at", "must be in the future")
+	}
+	return label, scopes, nil
+}
+
+// checkScopes refuses an empty list or an unknown scope, and returns the
+// scopes in canonical order without duplicates.
+func checkScopes(in []string) ([]string, error) {
+	if len(in) == 0 {
+		return nil, apperr.Validation("scopes", "must name at least one scope: read, write")
+	}
+	for _, s := range in {
+		if !slices.Contains(KeyScopes, s) {
+			return nil, apperr.Validation("scopes", "each must be one of: read, write")
+		}
+	}
+	out := make([]string, 0, len(KeyScopes))
+	for _, s := range KeyScopes {
+		if slices.Contains(in, s) {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// checkLimit refuses a rate limit outside 1..MaxKeyRateLimit; field is the
+// request's name of it.
+func checkLimit(field string, c LimitChange) error {
+	if c.Set && c.Value != nil && (*c.Value < 1 || *c.Value > MaxKeyRateLimit) {
+		return apperr.Validation(field, fmt.Sprintf("must be a whole number from 1 to %d, or null for the server's default", MaxKeyRateLimit))
+	}
+	return nil
+}
+
+// ListAPIKeys returns one page of a user's keys, newest first: the
+// viewer's own, or, for an admin, those of p.UserID. A user naming anyone
+// else gets NOT_FOUND, as for an unknown user.
+func (s *Service) ListAPIKeys(ctx context.Context, p KeyListParams) (KeyPage, error) {
+	v, err := requireViewer(ctx)
+	if err != nil {
+		return KeyPage{}, err
+	}
+	owner, err := s.keyOwner(ctx, s.reads(ctx), v, p.UserID)
+	if err != nil {
+		return KeyPage{}, err
+	}
+	q := s.reads(ctx).APIKey.Query().Where(apikey.UserID(owner))
+	total, err := q.Clone().Count(ctx)
+	if err != nil {
+		return KeyPage{}, fmt.Errorf("count keys: %w", err)
+	}
+	if k := p.After; k != nil {
+		q.Where(apikey.Or(
+			apikey.CreatedAtLT(k.CreatedAt),
+			apikey.And(apikey.CreatedAt(k.CreatedAt), apikey.IDLT(k.ID)),
+		))
+	}
+	rows, err := q.
+		Order(apikey.ByCreatedAt(sql.OrderDesc()), apikey.ByID(sql.OrderDesc())).
+		Limit(p.Limit + 1).All(ctx)
+	if err != nil {
+		return KeyPage{}, fmt.Errorf("list keys: %w", err)
+	}
+	out := KeyPage{Total: total}
+	out.Keys, out.More = cut(rows, p.Limit)
+	return out, nil
+}
+
+// keyOwner is the user whose keys a request names: the viewer when id is
+// "" or theirs; another user only for an admin, and only one that exists.
+func (s *Service) keyOwner(ctx context.Context, c *ent.Client, v viewer.Viewer, id string) (string, error) {
+	if id == "" || id == v.UserID {
+		return v.UserID, nil
+	}
+	if !v.Admin() || !pulid.Valid("user_", id) {
+		return "", apperr.NotFound("user")
+	}
+	ok, err := c.User.Query().Where(user.ID(id)).Exist(ctx)
+	if err != nil {
+		return "", fmt.Errorf("find user: %w", err)
+	}
+	if !ok {
+		return "", apperr.NotFound("user")
+	}
+	return id, nil
+}
+
+// GetAPIKey returns a key: the viewer's own, or anyone's for an admin;
+// another user's is NOT_FOUND, as an unknown id is.
+func (s *Service) GetAPIKey(ctx context.Context, id string) (*ent.APIKey, error) {
+	if _, err := requireViewer(ctx); err != nil {
+		return nil, err
+	}
+	return findAPIKey(ctx, s.reads(ctx), id)
+}
+
+// findAPIKey reads a key through c as the viewer sees it (ent privacy).
+func findAPIKey(ctx context.Context, c *ent.Client, id string) (*ent.APIKey, error) {
+	if !pulid.Valid("key_", id) {
+		return nil, apperr.NotFound("API key")
+	}
+	k, err := c.APIKey.Get(ctx, id)
+	if ent.IsNotFound(err) {
+		return nil, apperr.NotFound("API key")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get key: %w", err)
+	}
+	return k, nil
+}
+
+// CreateAPIKey makes a key for the viewer, or for in.UserID (admins only:
+// PERMISSION_DENIED for anyone else naming another user; NOT_FOUND for an
+// unknown one). The answer carries the secret: show it now, never again.
+func (s *Service) CreateAPIKey(ctx context.Context, in KeyInput) (CreatedKey, error) {
+	v, err := requireViewer(ctx)
+	if err != nil {
+		return CreatedKey{}, err
+	}
+	label, scopes, err := in.normalize(time.Now())
+	if err != nil {
+		return CreatedKey{}, err
+	}
+	owner := v.UserID
+	if in.UserID != nil && *in.UserID != v.UserID {
+		if !v.Admin() {
+			return CreatedKey{}, apperr.PermissionDenied("only admins may create keys for other users")
+		}
+		owner = *in.UserID
+	}
+	var out CreatedKey
+	err = s.withTx(ctx, func(tx *ent.Tx) error {
+		if _, err := s.keyOwner(ctx, tx.Client(), v, owner); err != nil {
+			return err
+		}
+		out, err = s.insertKey(ctx, tx, owner, label, scopes, in.ExpiresAt)
+		return err
+	})
+	if err != nil {
+		return CreatedKey{}, err
+	}
+	out.APIKey = detach(ctx, out.APIKey)
+	return out, nil
+}
+
+// insertKey makes a key of userID in tx, as the system (ent privacy lets
+// only admins write keys; the caller has checked who may), and records
+// key.created in tx. The one place a key is made, for the API, the CLI and
+// first start alike; the secret is never recorded.
+func (s *Service) insertKey(ctx context.Context, tx *ent.Tx, userID, label string, scopes []string, expiresAt *time.Time) (CreatedKey, error) {
+	secret := auth.NewKey(s.opts.KeyPrefix)
+	create := tx.APIKey.Create().
+		SetUserID(userID).
+		SetKeyHash(auth.HashKey(secret)).
+		SetPrefix(auth.DisplayPrefix(secret)).
+		SetLabel(label).
+		SetScopes(scopes)
+	if expiresAt != nil {
+		create.SetExpiresAt(expiresAt.UTC())
+	}
+	k, err := create.Save(system(ctx))
+	if err != nil {
+		return CreatedKey{}, fmt.Errorf("create key: %w", err)
+	}
+	changes := map[string]Change{
+		"user_id": {After: k.UserID},
+		"label":   {After: k.Label},
+		"scopes":  {After: k.Scopes},
+	}
+	if k.ExpiresAt != nil {
+		changes["expires_at"] = Change{After: k.ExpiresAt.UTC()}
+	}
+	if err := s.recordAudit(ctx, tx, AuditKeyCreated, k.ID, changes); err != nil {
+		return CreatedKey{}, err
+	}
+	return CreatedKey{APIKey: k, Secret: secret}, nil
+}
+
+// UpdateAPIKey changes a key's label (its owner or an admin) and its own
+// rate limits (admins only: PERMISSION_DENIED for anyone else who sends
+// them, even null). A change of limits holds on this replica's next
+// request and within KeyRecheck on the others.
+func (s *Service) UpdateAPIKey(ctx context.Context, id string, c KeyChanges) (*ent.APIKey, error) {
+	v, err := requireViewer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var label string
+	if c.Label != nil {
+		label = strings.TrimSpace(*c.Label)
+		if err := checkText("label", label, MaxKeyLabelLen); err != nil {
+			return nil, err
+		}
+	}
+	if (c.RateLimitPerMinute.Set || c.RateLimitPerHour.Set) && !v.Admin() {
+		return nil, apperr.PermissionDenied("only admins may change a key's rate limits")
+	}
+	if err := checkLimit("rate_limit_per_minute", c.RateLimitPerMinute); err != nil {
+		return nil, err
+	}
+	if err := checkLimit("rate_limit_per_hour", c.RateLimitPerHour); err != nil {
+		return nil, err
+	}
+	var out *ent.APIKey
+	err = s.withTx(ctx, func(tx *ent.Tx) error {
+		k, err := findAPIKey(ctx, tx.Client(), id)
+		if err != nil {
+			return err
+		}
+		up := k.Update()
+		if c.Label != nil {
+			up.SetLabel(label)
+		}
+		setLimit(c.RateLimitPerMinute, up.SetRateLimitPerMinute, up.ClearRateLimitPerMinute)
+		setLimit(c.RateLimitPerHour, up.SetRateLimitPerHour, up.ClearRateLimitPerHour)
+		out, err = up.Save(system(ctx))
+		if err != nil {
+			return fmt.Errorf("update key: %w", err)
+		}
+		if changes := auditedKeyChanges(k, out); len(changes) > 0 {
+			return s.recordAudit(ctx, tx, AuditKeyUpdated, out.ID, changes)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.keys.forget(out.ID)
+	return detach(ctx, out), nil
+}
+
+// auditedKeyChanges are the fields an update changed, for the audit trail.
+func auditedKeyChanges(before, after *ent.APIKey) map[string]Change {
+	changes := map[string]Change{}
+	if before.Label != after.Label {
+		changes["label"] = Change{Before: before.Label, After: after.Label}
+	}
+	for field, v := range map[string][2]*int{
+		"rate_limit_per_minute": {before.RateLimitPerMinute, after.RateLimitPerMinute},
+		"rate_limit_per_hour":   {before.RateLimitPerHour, after.RateLimitPerHour},
+	} {
+		if (v[0] == nil) != (v[1] == nil) || v[0] != nil && *v[0] != *v[1] {
+			changes[field] = Change{Before: v[0], After: v[1]}
+		}
+	}
+	return changes
+}
+
+// setLimit applies one limit change through the update's setter or clearer.
+func setLimit[U any](c LimitChange, set func(int) U, clear func() U) {
+	switch {
+	case !c.Set:
+	case c.Value == nil:
+		clear()
+	default:
+		set(*c.Value)
+	}
+}
+
+// RevokeAPIKey revokes a key: the viewer's own, or anyone's for an admin
+// (another user's: NOT_FOUND). Revoking a revoked key changes nothing and
+// succeeds. Its tokens stop at once on this replica and within KeyRecheck
+// on the others.
+func (s *Service) RevokeAPIKey(ctx context.Context, id string) (*ent.APIKey, error) {
+	if _, err := requireViewer(ctx); err != nil {
+		return nil, err
+	}
+	var out *ent.APIKey
+	err := s.withTx(ctx, func(tx *ent.Tx) error {
+		k, err := findAPIKey(ctx, tx.Client(), id)
+		if err != nil {
+			return err
+		}
+		out, err = s.revokeKey(ctx, tx, k)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.keys.forget(out.ID)
+	return detach(ctx, out), nil
+}
+
+// revokeKey sets the revocation time of k in tx, as the system, and
+// records key.revoked, unless it is revoked already (then nothing changes
+// and nothing is recorded): the one place a key is revoked, for the API and
+// the CLI alike. The caller drops the key from the cache once tx commits.
+func (s *Service) revokeKey(ctx context.Context, tx *ent.Tx, k *ent.APIKey) (*ent.APIKey, error) {
+	if k.RevokedAt != nil {
+		return k, nil
+	}
+	k, err := tx.APIKey.UpdateOne(k).SetRevokedAt(time.Now().UTC()).Save(system(ctx))
+	if err != nil {
+		return nil, fmt.Errorf("revoke key: %w", err)
+	}
+	changes := map[string]Change{"revoked_at": {After: k.RevokedAt.UTC()}}
+	if err := s.recordAudit(ctx, tx, AuditKeyRevoked, k.ID, changes); err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+// ParseKeyListParams reads the query of GET /keys: user_id, cursor (a
+// next_cursor of this list) and limit (1..100, default 20).
+func ParseKeyListParams(q url.Values) (KeyListParams, error) {
+	p := KeyListParams{Limit: DefaultLimit}
+	var err error
+	if p.Limit, err = intParam(q, "limit", DefaultLimit, 1, MaxLimit); err != nil {
+		return p, err
+	}
+	p.UserID, _ = param(q, "user_id")
+	if v, ok := param(q, "cursor"); ok {
+		if p.After, err = ParseKeyset("cursor", "key_", v); err != nil {
+			return p, err
+		}
+	}
+	return p, nil
+}

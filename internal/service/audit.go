@@ -1,0 +1,274 @@
+package service
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"entgo.io/ent/dialect/sql"
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/acme/itemsvc/ent"
+	"github.com/acme/itemsvc/ent/auditevent"
+	"github.com/acme/itemsvc/ent/predicate"
+	"github.com/acme/itemsvc/ent/schema/pulid"
+	"github.com/acme/itemsvc/internal/apperr"
+	"github.com/acme/itemsvc/internal/viewer"
+)
+
+// AuditAction names what an audit record records: REST's action strings,
+// GraphQL's AuditAction enum in upper case.
+type AuditAction string
+
+// The actions of the audit trail (DESIGN §8).
+const (
+	AuditUserCreated          AuditAction = "user.created"
+	AuditUserUpdated          AuditAction = "user.updated"
+	AuditKeyCreated           AuditAction = "key.created"
+	AuditKeyUpdated           AuditAction = "key.updated"
+	AuditKeyRevoked           AuditAction = "key.revoked"
+	AuditWebhookCreated       AuditAction = "webhook.created"
+	AuditWebhookUpdated       AuditAction = "webhook.updated"
+	AuditWebhookDeleted       AuditAction = "webhook.deleted"
+	AuditWebhookSecretRotated AuditAction = "webhook.secret_rotated"
+	AuditDeliveryRetried      AuditAction = "delivery.retried"
+	AuditDeliveriesRecovered  AuditAction = "deliveries.recovered"
+)
+
+// AuditActions lists every action, in the order the docs list them.
+var AuditActions = []AuditAction{
+	AuditUserCreated, AuditUserUpdated,
+	AuditKeyCreated, AuditKeyUpdated, AuditKeyRevoked,
+	AuditWebhookCreated, AuditWebhookUpdated, AuditWebhookDeleted, AuditWebhookSecretRotated,
+	AuditDeliveryRetried, AuditDeliveriesRecovered,
+}
+
+// Valid reports whether a is one of AuditActions.
+func (a AuditAction) Valid() bool { return slices.Contains(AuditActions, a) }
+
+// Change is one changed field: its value before and after (nil: absent).
+type Change struct{ Before, After any }
+
+type requestIDKey struct{}
+
+// WithRequestID returns a copy of ctx that carries the request's id
+// (X-Request-ID), which the audit records of its changes keep.
+func WithRequestID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, requestIDKey{}, id)
+}
+
+// requestID is the request id of ctx, or nil when it has none (the CLI).
+func requestID(ctx context.Context) *string {
+	if id, _ := ctx.Value(requestIDKey{}).(string); id != "" {
+		return &id
+	}
+	return nil
+}
+
+// recordAudit writes one audit record in tx: actor from ctx's viewer (nil =
+// system), request id from ctx. Call it inside the same transaction as the
+// change, so that a change that rolls back leaves no record and a recorded
+// change cannot be lost. The write itself runs as the system: the trail is
+// written by the service, whoever the viewer is.
+func (s *Service) recordAudit(ctx context.Context, tx *ent.Tx, action AuditAction, targetID string, changes map[string]Change) error {
+	enc := make(map[string][2]json.RawMessage, len(changes))
+	for field, c := range changes {
+		var pair [2]json.RawMessage
+		for i, v := range [2]any{c.Before, c.After} {
+			b, err := json.Marshal(v)
+			if err != nil {
+				return fmt.Errorf("audit %s: encode %s: %w", action, field, err)
+			}
+			pair[i] = b
+		}
+		enc[field] = pair
+	}
+	c := tx.AuditEvent.Create().
+		SetAction(string(action)).
+		SetTargetID(targetID).
+		SetChanges(enc).
+		SetNillableRequestID(requestID(ctx))
+	if v, ok := viewer.FromContext(ctx); ok {
+		c.SetActorID(v.UserID)
+	}
+	if err := c.Exec(system(ctx)); err != nil {
+		return fmt.Errorf("audit %s: %w", action, err)
+	}
+	return nil
+}
+
+// AuditParams select one page of the audit trail, newest first.
+type AuditParams struct {
+	Limit int
+	// After is the page cursor: the records older than this one.
+	After *Keyset
+	// ActorID keeps one user's changes; Action one action. "": any.
+	ActorID string
+	Action  AuditAction
+	// Count asks for Total, which costs a count of every matching record
+	// (GraphQL's totalCount, asked for by name); a page alone reads one
+	// index range.
+	Count bool
+}
+
+// AuditPage is one page of the audit trail, newest first. Next is the
+// cursor of the next (older) page, nil on the last. More reports records
+// after the page (with a Limit of 0, the one case where Next stays nil).
+type AuditPage struct {
+	Events []*ent.AuditEvent
+	Next   *Keyset
+	More   bool
+	Total  int
+}
+
+// ParseAuditParams reads and checks the query of GET /v1/audit: limit,
+// cursor, actor_id and action.
+func ParseAuditParams(q url.Values) (AuditParams, error) {
+	var p AuditParams
+	var err error
+	if p.Limit, err = intParam(q, "limit", DefaultLimit, 1, MaxLimit); err != nil {
+		return p, err
+	}
+	if v, ok := param(q, "cursor"); ok {
+		if p.After, err = ParseAuditCursor(v); err != nil {
+			return p, err
+		}
+	}
+	if v, ok := param(q, "actor_id"); ok {
+		if err := CheckAuditActor("actor_id", v); err != nil {
+			return p, err
+		}
+		p.ActorID = v
+	}
+	if v, ok := param(q, "action"); ok {
+		if p.Action, err = ParseAuditAction("action", v); err != nil {
+			return p, err
+		}
+	}
+	return p, nil
+}
+
+// CheckAuditActor refuses, naming field, an actor filter that is not a
+// user id: no record could match it.
+func CheckAuditActor(field, id string) error {
+	if !pulid.Valid("user_", id) {
+		return apperr.Validation(field, "must be a user id (user_…)")
+	}
+	return nil
+}
+
+// ParseAuditAction checks an action filter named by field.
+func ParseAuditAction(field, v string) (AuditAction, error) {
+	if a := AuditAction(v); a.Valid() {
+		return a, nil
+	}
+	names := make([]string, len(AuditActions))
+	for i, a := range AuditActions {
+		names[i] = string(a)
+	}
+	return "", apperr.Validation(field, "must be one of: "+strings.Join(names, ", "))
+}
+
+// auditCursor is a REST cursor of the audit trail on the wire: entgql's
+// cursor shape ({i: id, v: created_at}) in URL-safe base64 without padding.
+type auditCursor struct {
+	ID    string    `msgpack:"i"`
+	Value time.Time `msgpack:"v"`
+}
+
+// EncodeAuditCursor is the REST cursor of the page after k.
+func EncodeAuditCursor(k Keyset) string {
+	b, err := msgpack.Marshal(auditCursor{ID: k.ID, Value: k.CreatedAt.UTC()})
+	if err != nil { // a string and a time always encode
+		panic(err)
+	}
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// ParseAuditCursor decodes a REST cursor of the audit trail; anything this
+// API did not issue is the usual VALIDATION_ERROR naming cursor.
+func ParseAuditCursor(s string) (*Keyset, error) {
+	if s == "" || len(s) > maxCursorLen {
+		return nil, badCursor()
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return nil, badCursor()
+	}
+	var c auditCursor
+	dec := msgpack.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields(true)
+	if err := dec.Decode(&c); err != nil || c.Value.IsZero() || !pulid.Valid("aud_", c.ID) {
+		return nil, badCursor()
+	}
+	return &Keyset{CreatedAt: c.Value.UTC(), ID: c.ID}, nil
+}
+
+// ListAudit returns one page of the audit trail, newest first: admins
+// only (PERMISSION_DENIED for others). The page is one query along the
+// index of its filter (ent/schema, auditevent.go), whatever the size of the
+// trail.
+func (s *Service) ListAudit(ctx context.Context, p AuditParams) (AuditPage, error) {
+	v, err := requireViewer(ctx)
+	if err != nil {
+		return AuditPage{}, err
+	}
+	if !v.Admin() {
+		return AuditPage{}, apperr.PermissionDenied("only admins may read the audit trail")
+	}
+	q := s.reads(ctx).AuditEvent.Query()
+	if p.ActorID != "" {
+		q.Where(auditevent.ActorID(p.ActorID))
+	}
+	if p.Action != "" {
+		q.Where(auditevent.Action(string(p.Action)))
+	}
+	var out AuditPage
+	if p.Count {
+		if out.Total, err = q.Clone().Count(ctx); err != nil {
+			return AuditPage{}, fmt.Errorf("count audit events: %w", err)
+		}
+	}
+	if k := p.After; k != nil {
+		q.Where(auditAfter(*k))
+	}
+	rows, err := q.
+		Order(auditevent.ByCreatedAt(sql.OrderDesc()), auditevent.ByID(sql.OrderDesc())).
+		Limit(p.Limit + 1).All(ctx)
+	if err != nil {
+		return AuditPage{}, fmt.Errorf("list audit events: %w", err)
+	}
+	out.Events, out.More = cut(rows, p.Limit)
+	if out.More && len(out.Events) > 0 {
+		last := out.Events[len(out.Events)-1]
+		out.Next = &Keyset{CreatedAt: last.CreatedAt, ID: last.ID}
+	}
+	return out, nil
+}
+
+// auditAfter selects the records older than k in the trail's order. It is
+// spelled created_at <= v AND (created_at < v OR (created_at = v AND id <
+// id0)), as the item cursors are (listcursor.go): with the bare OR, SQLite
+// reads both halves through the index and sorts what they found, every
+// record older than the cursor; the bound in front makes it one range of
+// the index, read in order.
+func auditAfter(k Keyset) predicate.AuditEvent {
+	return func(s *sql.Selector) {
+		s.Where(sql.P(func(b *sql.Builder) {
+			b.Ident(s.C(auditevent.FieldCreatedAt)).WriteString(" <= ").Arg(k.CreatedAt)
+			b.WriteString(" AND (")
+			b.Ident(s.C(auditevent.FieldCreatedAt)).WriteString(" < ").Arg(k.CreatedAt)
+			b.WriteString(" OR (")
+			b.Ident(s.C(auditevent.FieldCreatedAt)).WriteString(" = ").Arg(k.CreatedAt)
+			b.WriteString(" AND ")
+			b.Ident(s.C(auditevent.FieldID)).WriteString(" < ").Arg(k.ID)
+			b.WriteString("))")
+		}))
+	}
+}
