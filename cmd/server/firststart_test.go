@@ -5,10 +5,12 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/acme/itemsvc/internal/database"
 	"github.com/acme/itemsvc/internal/testutil"
 )
 
@@ -57,6 +59,26 @@ func TestFirstStartOnce(t *testing.T) {
 	}
 	if keys != 1 || done != servers-1 {
 		t.Fatalf("%d servers printed a key and %d said the database was set up; want 1 and %d", keys, done, servers-1)
+	}
+	// The admin and its key are recorded once, as the system's doing.
+	d, err := database.Open(context.Background(), dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	records, err := d.Client.AuditEvent.Query().All(testutil.SystemContext(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var actions []string
+	for _, e := range records {
+		if e.ActorID != nil {
+			t.Errorf("%s by %s; want the system", e.Action, *e.ActorID)
+		}
+		actions = append(actions, e.Action)
+	}
+	if slices.Sort(actions); !slices.Equal(actions, []string{"key.created", "user.created"}) {
+		t.Errorf("audit records %v, want key.created and user.created", actions)
 	}
 }
 

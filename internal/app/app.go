@@ -340,6 +340,9 @@ func (a *App) Close() error {
 		a.cancel()
 	}
 	a.wg.Wait()
+	if a.Service != nil {
+		a.Service.Wait() // its background writes, before the pool closes
+	}
 	if a.redis != nil {
 		_ = a.redis.Close()
 	}

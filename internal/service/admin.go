@@ -123,17 +123,23 @@ func (s *Service) CreateUser(ctx context.Context, email, name, role string) (*en
 		if err != nil {
 			return err
 		}
-		return s.recordAudit(ctx, tx, AuditUserCreated, u.ID, map[string]Change{
-			"email":    {After: u.Email},
-			"name":     {After: u.Name},
-			"role":     {After: u.Role},
-			"disabled": {After: u.Disabled},
-		})
+		return s.auditUserCreated(ctx, tx, u)
 	})
 	if err != nil {
 		return nil, err
 	}
 	return detach(ctx, u), nil
+}
+
+// auditUserCreated records u's creation in tx, whoever made it (an admin,
+// the CLI, first start).
+func (s *Service) auditUserCreated(ctx context.Context, tx *ent.Tx, u *ent.User) error {
+	return s.recordAudit(ctx, tx, AuditUserCreated, u.ID, map[string]Change{
+		"email":    {After: u.Email},
+		"name":     {After: u.Name},
+		"role":     {After: u.Role},
+		"disabled": {After: u.Disabled},
+	})
 }
 
 // UserChanges are the fields an admin may change on a user; nil leaves one.

@@ -99,7 +99,7 @@ func (s *Service) touchKey(ctx context.Context, k *ent.APIKey, now time.Time) {
 		return
 	}
 	ctx = system(context.WithoutCancel(ctx))
-	go func() {
+	s.background.Go(func() {
 		ctx, cancel := context.WithTimeout(ctx, lastUsedResolution)
 		defer cancel()
 		stamp := now.UTC()
@@ -110,7 +110,7 @@ func (s *Service) touchKey(ctx context.Context, k *ent.APIKey, now time.Time) {
 		if err != nil {
 			s.log.WarnContext(ctx, "record key use", "key_id", k.ID, "err", err)
 		}
-	}()
+	})
 }
 
 // Authenticate checks an access token and returns its viewer: TOKEN_EXPIRED

@@ -45,11 +45,18 @@ func (s *Service) CreateKey(ctx context.Context, email, name string, admin bool)
 			if err != nil {
 				return fmt.Errorf("create user: %w", err)
 			}
+			if err := s.auditUserCreated(ctx, tx, u); err != nil {
+				return err
+			}
 		case err != nil:
 			return fmt.Errorf("find user: %w", err)
 		case admin && u.Role != user.RoleAdmin:
+			before := u.Role
 			if u, err = u.Update().SetRole(role).Save(system(ctx)); err != nil {
 				return fmt.Errorf("promote user: %w", err)
+			}
+			if err := s.recordAudit(ctx, tx, AuditUserUpdated, u.ID, map[string]Change{"role": {Before: before, After: u.Role}}); err != nil {
+				return err
 			}
 		}
 		k, err := s.insertKey(ctx, tx, u.ID, "", KeyScopes, nil)
@@ -123,6 +130,9 @@ func (s *Service) Bootstrap(ctx context.Context) (string, error) {
 		u, err := tx.User.Create().SetEmail("admin@localhost").SetName("Admin").SetRole(user.RoleAdmin).Save(ctx)
 		if err != nil {
 			return fmt.Errorf("create the admin: %w", err)
+		}
+		if err := s.auditUserCreated(ctx, tx, u); err != nil {
+			return err
 		}
 		k, err := s.insertKey(ctx, tx, u.ID, "", KeyScopes, nil)
 		if err != nil {

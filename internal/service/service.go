@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/acme/itemsvc/ent"
@@ -75,7 +76,16 @@ type Service struct {
 	keys   *keyCache
 	opts   Options
 	log    *slog.Logger
+	// background counts the writes made outside any request (a key's
+	// last use), which Wait lets finish before the database closes.
+	background sync.WaitGroup
 }
+
+// Wait returns once the service's background writes have finished. Its
+// owner calls it after the last request, before closing the database: a
+// write left running would use a closed pool, or recreate an SQLite file's
+// log after its removal.
+func (s *Service) Wait() { s.background.Wait() }
 
 // New returns a service over an ent client, issuing tokens with tokens.
 func New(client *ent.Client, tokens *auth.Tokens, opts Options) *Service {
