@@ -91,7 +91,7 @@ func (c *Config) Register(fs *flag.FlagSet) *Loader {
 	l.add("graphql-anonymous-per-minute", "GRAPHQL_ANONYMOUS_PER_MINUTE", "30", "GraphQL points per minute per client address without a token (login, introspection)", positive(&c.GraphQLAnonPerMinute))
 	l.add("request-timeout", "REQUEST_TIMEOUT", "5s", "longest a request may work (database included) before it fails with 503", duration(&c.RequestTimeout))
 	l.add("event-streams-per-key", "EVENT_STREAMS_PER_KEY", "10", "event streams (SSE, GraphQL subscriptions) one API key may hold open on one server", positive(&c.EventStreamsPerKey))
-	l.add("event-stream-buffer", "EVENT_STREAM_BUFFER", "256", "events that may wait for one stream before it is closed with SLOW_CONSUMER", positive(&c.EventStreamBuffer))
+	l.add("event-stream-buffer", "EVENT_STREAM_BUFFER", "2048", "events that may wait for one stream before it is closed with SLOW_CONSUMER", positive(&c.EventStreamBuffer))
 	l.add("event-retention", "EVENT_RETENTION", "720h", "how long events (and their finished webhook deliveries) are kept; older ones are pruned, except events still owed to an endpoint, and an older cursor is 410 CURSOR_EXPIRED", duration(&c.EventRetention))
 	l.add("audit-retention", "AUDIT_RETENTION", "8760h", "how long audit records (GET /v1/audit) are kept; older ones are pruned (0: forever)", nonNegativeDuration(&c.AuditRetention))
 	l.add("event-flush-interval", "EVENT_FLUSH_INTERVAL", "20ms", "shortest time between two writes to one event stream: the events of a busy stream go out together (0: each as soon as it is ready)", nonNegativeDuration(&c.EventFlushInterval))

@@ -29,7 +29,10 @@ type Options struct {
 	PollInterval time.Duration
 	// Buffer is how many events wait for one subscriber; a subscriber
 	// that lets more pile up is dropped with SLOW_CONSUMER (it resumes from
-	// its last event). Default 256.
+	// its last event). Default 2048: a stream's queue holds pointers to
+	// events shared by all their streams, so a deep one costs little, and
+	// a server busy with writes can fall behind for a second or two
+	// without ending streams whose readers keep up.
 	Buffer int
 	// PerKey caps the open streams of one API key. Default 10.
 	PerKey int
@@ -112,7 +115,7 @@ func New(client *ent.Client, opts Options) *Hub {
 		opts.PollInterval = time.Second
 	}
 	if opts.Buffer <= 0 {
-		opts.Buffer = 256
+		opts.Buffer = 2048
 	}
 	if opts.PerKey <= 0 {
 		opts.PerKey = 10
