@@ -24,10 +24,10 @@
 // Screenshots: admin-users.png, admin-webhooks.png, admin-keys-created.png,
 // admin-keys-revoked.png, admin-revoked-stream.png, admin-revoked-session.png,
 // admin-audit.png, admin-user-keys.png, admin-rate-limited.png.
-import { chromium } from 'playwright-core';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { required, check, launchChromium } from './harness.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const base = required('BASE_URL');
@@ -37,24 +37,7 @@ const receiverURL = required('RECEIVER_URL');
 const outDir = process.env.OUTPUT_DIR || path.join(here, '..', 'test-output');
 const timeout = 15_000;
 
-function required(name) {
-  const v = process.env[name];
-  if (!v) {
-    console.error(`${name} is not set`);
-    process.exit(2);
-  }
-  return v;
-}
-
-function check(ok, what) {
-  if (!ok) throw new Error(what);
-}
-
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  headless: true,
-  args: ['--no-sandbox', '--disable-background-networking'],
-});
+const browser = await launchChromium();
 const outside = []; // requests that tried to leave the server
 const problems = []; // script errors and CSP violations
 const pages = [];

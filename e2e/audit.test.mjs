@@ -14,18 +14,10 @@
 // Started by e2e/audit_test.go (make e2e), which runs the server and passes
 // BASE_URL and ALICE_TOKEN.
 import { serverAudits } from 'graphql-http';
+import { required } from './harness.mjs';
 
 const base = required('BASE_URL');
 const token = required('ALICE_TOKEN');
-
-function required(name) {
-  const v = process.env[name];
-  if (!v) {
-    console.error(`${name} is not set`);
-    process.exit(2);
-  }
-  return v;
-}
 
 // withToken is fetch with the Authorization header added.
 function withToken(input, init = {}) {

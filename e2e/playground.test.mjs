@@ -21,10 +21,10 @@
 // admin), EXPIRED_TOKEN (a signed token
 // past its expiry), EXPECT (comma-separated item names that must show),
 // OUTPUT_DIR. CHROMIUM overrides /usr/bin/chromium.
-import { chromium } from 'playwright-core';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { required, check, launchChromium } from './harness.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const base = required('BASE_URL');
@@ -35,24 +35,7 @@ const expected = required('EXPECT').split(',');
 const outDir = process.env.OUTPUT_DIR || path.join(here, '..', 'test-output');
 const timeout = 15_000;
 
-function required(name) {
-  const v = process.env[name];
-  if (!v) {
-    console.error(`${name} is not set`);
-    process.exit(2);
-  }
-  return v;
-}
-
-function check(ok, what) {
-  if (!ok) throw new Error(what);
-}
-
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  headless: true,
-  args: ['--no-sandbox', '--disable-background-networking'],
-});
+const browser = await launchChromium();
 const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
 const outside = []; // requests that tried to leave the server
 const problems = []; // script errors and CSP violations

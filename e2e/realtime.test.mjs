@@ -12,28 +12,15 @@
 // test's events can slip past before a subscription is registered).
 // CHROMIUM overrides /usr/bin/chromium. Offline: the browser may reach the
 // test server only.
-import { chromium } from 'playwright-core';
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
+import { required, check, launchChromium } from './harness.mjs';
 
 const base = required('BASE_URL');
 const alice = required('ALICE_TOKEN');
 const bob = required('BOB_TOKEN');
 const after = required('AFTER');
 const timeout = 15_000;
-
-function required(name) {
-  const v = process.env[name];
-  if (!v) {
-    console.error(`${name} is not set`);
-    process.exit(2);
-  }
-  return v;
-}
-
-function check(ok, what) {
-  if (!ok) throw new Error(what);
-}
 
 async function rest(token, method, path, body) {
   const res = await fetch(base + path, {
@@ -91,11 +78,7 @@ function subscribeWS(afterId) {
   return { got, errors, kill: () => client.terminate() };
 }
 
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  headless: true,
-  args: ['--no-sandbox', '--disable-background-networking'],
-});
+const browser = await launchChromium();
 const context = await browser.newContext();
 const outside = [];
 await context.route('**/*', (route) => {

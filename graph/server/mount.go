@@ -7,6 +7,7 @@ import (
 
 	"github.com/acme/itemsvc/internal/httpapi"
 	"github.com/acme/itemsvc/internal/ratelimit"
+	"github.com/acme/itemsvc/internal/service"
 	"github.com/acme/itemsvc/web"
 )
 
@@ -39,7 +40,7 @@ type MountOptions struct {
 // Mount serves h at /graphql on e, and GraphiQL at /playground. Every
 // failure of the shared middleware is rendered GraphQL-shaped.
 func Mount(e *gin.Engine, h http.Handler, opts MountOptions) {
-	chain := []gin.HandlerFunc{httpapi.GraphQLErrors, noKeyOnSockets, httpapi.LimitBody, jsonBody, httpapi.ClientAddr, streamDeadlines}
+	chain := []gin.HandlerFunc{httpapi.GraphQLErrors, noKeyOnSockets, socketRequestID, httpapi.LimitBody, jsonBody, httpapi.ClientAddr, streamDeadlines}
 	if opts.Authenticate != nil {
 		chain = append(chain, whenAuthorized(opts.Authenticate))
 	}
@@ -55,6 +56,16 @@ func Mount(e *gin.Engine, h http.Handler, opts MountOptions) {
 	}
 	if opts.Playground {
 		e.GET(PlaygroundPath, gin.WrapH(web.Playground(Endpoint)))
+	}
+}
+
+// socketRequestID gives a WebSocket's operations the request id of its
+// upgrade (X-Request-ID, which the socket's access line carries): their
+// audit records keep it, as those of a POST keep the POST's. The upgrade is
+// a GET, which REST's Authenticate leaves without one.
+func socketRequestID(c *gin.Context) {
+	if c.Request.Method == http.MethodGet && c.GetHeader("Upgrade") != "" {
+		c.Request = c.Request.WithContext(service.WithRequestID(c.Request.Context(), c.GetString(httpapi.RequestIDKey)))
 	}
 }
 

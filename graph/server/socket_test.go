@@ -16,6 +16,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/coder/websocket/wsjson"
 
+	"github.com/acme/itemsvc/ent/auditevent"
 	"github.com/acme/itemsvc/ent/privacy"
 	"github.com/acme/itemsvc/internal/app"
 	"github.com/acme/itemsvc/internal/config"
@@ -33,8 +34,14 @@ type wsClient struct {
 // it gives up after 10s.
 func dialWS(t *testing.T, srv *httptest.Server) *wsClient {
 	t.Helper()
+	return dialWSWith(t, srv, nil)
+}
+
+// dialWSWith is dialWS with headers on the upgrade request.
+func dialWSWith(t *testing.T, srv *httptest.Server, header http.Header) *wsClient {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http")+"/graphql", &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
+	conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http")+"/graphql", &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}, HTTPHeader: header})
 	if err != nil {
 		cancel()
 		t.Fatal(err)
@@ -587,4 +594,31 @@ func TestEventStreamPingsEndWithIt(t *testing.T) {
 		resp.Body.Close()
 	}
 	waitSubscribers(t, env, func(n int) bool { return n == 0 })
+}
+
+// TestSocketMutationsKeepTheUpgradesRequestID: a mutation over a WebSocket
+// is audited with the request id of the socket's upgrade (the one its
+// access line carries), as a POST's is with the POST's.
+func TestSocketMutationsKeepTheUpgradesRequestID(t *testing.T) {
+	env, srv := newSocketEnv(t)
+	c := dialWSWith(t, srv, http.Header{"X-Request-Id": {"socket-upgrade-1"}})
+	c.init(env.Admin.Token)
+	c.subscribe("1", `mutation { createUser(input: {email: "wes@example.com", name: "Wes"}) { id } }`)
+	payload, code := c.result("1")
+	if code != "" {
+		t.Fatalf("createUser over the socket: %s %s", code, payload)
+	}
+	var r struct {
+		Data struct{ CreateUser struct{ ID string } }
+	}
+	if err := json.Unmarshal(payload, &r); err != nil || r.Data.CreateUser.ID == "" {
+		t.Fatalf("createUser: %s (%v)", payload, err)
+	}
+	rec, err := env.App.DB.Client.AuditEvent.Query().Where(auditevent.TargetID(r.Data.CreateUser.ID)).Only(testutil.SystemContext(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.RequestID == nil || *rec.RequestID != "socket-upgrade-1" {
+		t.Errorf("request id %v, want the upgrade's socket-upgrade-1", rec.RequestID)
+	}
 }
