@@ -35,7 +35,7 @@ func bindAudit(g *gin.RouterGroup, svc *service.Service) {
 		}
 		pg := auditPagination{Limit: p.Limit, NextCursor: nextCursor{offered: true}}
 		if page.Next != nil {
-			pg.NextCursor.value = service.EncodeAuditCursor(*page.Next)
+			pg.NextCursor.value = page.Next.Encode()
 		}
 		m := newMeta(c)
 		m.Pagination = pg

@@ -1,18 +1,14 @@
 package service
 
 import (
-	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/url"
 	"slices"
 	"strings"
-	"time"
 
 	"entgo.io/ent/dialect/sql"
-	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/acme/itemsvc/ent"
 	"github.com/acme/itemsvc/ent/auditevent"
@@ -136,7 +132,7 @@ func ParseAuditParams(q url.Values) (AuditParams, error) {
 		return p, err
 	}
 	if v, ok := param(q, "cursor"); ok {
-		if p.After, err = ParseAuditCursor(v); err != nil {
+		if p.After, err = ParseKeyset("cursor", "aud_", v); err != nil {
 			return p, err
 		}
 	}
@@ -173,41 +169,6 @@ func ParseAuditAction(field, v string) (AuditAction, error) {
 		names[i] = string(a)
 	}
 	return "", apperr.Validation(field, "must be one of: "+strings.Join(names, ", "))
-}
-
-// auditCursor is a REST cursor of the audit trail on the wire: entgql's
-// cursor shape ({i: id, v: created_at}) in URL-safe base64 without padding.
-type auditCursor struct {
-	ID    string    `msgpack:"i"`
-	Value time.Time `msgpack:"v"`
-}
-
-// EncodeAuditCursor is the REST cursor of the page after k.
-func EncodeAuditCursor(k Keyset) string {
-	b, err := msgpack.Marshal(auditCursor{ID: k.ID, Value: k.CreatedAt.UTC()})
-	if err != nil { // a string and a time always encode
-		panic(err)
-	}
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-// ParseAuditCursor decodes a REST cursor of the audit trail; anything this
-// API did not issue is the usual VALIDATION_ERROR naming cursor.
-func ParseAuditCursor(s string) (*Keyset, error) {
-	if s == "" || len(s) > maxCursorLen {
-		return nil, badCursor()
-	}
-	raw, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil {
-		return nil, badCursor()
-	}
-	var c auditCursor
-	dec := msgpack.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields(true)
-	if err := dec.Decode(&c); err != nil || c.Value.IsZero() || !pulid.Valid("aud_", c.ID) {
-		return nil, badCursor()
-	}
-	return &Keyset{CreatedAt: c.Value.UTC(), ID: c.ID}, nil
 }
 
 // ListAudit returns one page of the audit trail, newest first: admins

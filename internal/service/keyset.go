@@ -1,6 +1,7 @@
 package service
 
 import (
+	"bytes"
 	"encoding/base64"
 	"fmt"
 	"time"
@@ -74,7 +75,11 @@ func ParseKeyset(field, prefix, s string) (*Keyset, error) {
 		return nil, bad
 	}
 	var w keysetWire
-	if err := msgpack.Unmarshal(raw, &w); err != nil || w.CreatedAt.IsZero() || !pulid.Valid(prefix, w.ID) {
+	dec := msgpack.GetDecoder()
+	defer msgpack.PutDecoder(dec)
+	dec.Reset(bytes.NewReader(raw))
+	dec.DisallowUnknownFields(true) // after Reset, which clears it
+	if err := dec.Decode(&w); err != nil || w.CreatedAt.IsZero() || !pulid.Valid(prefix, w.ID) {
 		return nil, bad
 	}
 	return &Keyset{CreatedAt: w.CreatedAt.UTC(), ID: w.ID}, nil
