@@ -150,10 +150,7 @@ func (s *Service) ListAPIKeys(ctx context.Context, p KeyListParams) (KeyPage, er
 		return KeyPage{}, fmt.Errorf("count keys: %w", err)
 	}
 	if k := p.After; k != nil {
-		q.Where(apikey.Or(
-			apikey.CreatedAtLT(k.CreatedAt),
-			apikey.And(apikey.CreatedAt(k.CreatedAt), apikey.IDLT(k.ID)),
-		))
+		q.Where(k.older())
 	}
 	rows, err := q.
 		Order(apikey.ByCreatedAt(sql.OrderDesc()), apikey.ByID(sql.OrderDesc())).

@@ -12,7 +12,6 @@ import (
 
 	"github.com/acme/itemsvc/ent"
 	"github.com/acme/itemsvc/ent/auditevent"
-	"github.com/acme/itemsvc/ent/predicate"
 	"github.com/acme/itemsvc/ent/schema/pulid"
 	"github.com/acme/itemsvc/internal/apperr"
 	"github.com/acme/itemsvc/internal/viewer"
@@ -197,7 +196,7 @@ func (s *Service) ListAudit(ctx context.Context, p AuditParams) (AuditPage, erro
 		}
 	}
 	if k := p.After; k != nil {
-		q.Where(auditAfter(*k))
+		q.Where(k.older())
 	}
 	rows, err := q.
 		Order(auditevent.ByCreatedAt(sql.OrderDesc()), auditevent.ByID(sql.OrderDesc())).
@@ -211,25 +210,4 @@ func (s *Service) ListAudit(ctx context.Context, p AuditParams) (AuditPage, erro
 		out.Next = &Keyset{CreatedAt: last.CreatedAt, ID: last.ID}
 	}
 	return out, nil
-}
-
-// auditAfter selects the records older than k in the trail's order. It is
-// spelled created_at <= v AND (created_at < v OR (created_at = v AND id <
-// id0)), as the item cursors are (listcursor.go): with the bare OR, SQLite
-// reads both halves through the index and sorts what they found, every
-// record older than the cursor; the bound in front makes it one range of
-// the index, read in order.
-func auditAfter(k Keyset) predicate.AuditEvent {
-	return func(s *sql.Selector) {
-		s.Where(sql.P(func(b *sql.Builder) {
-			b.Ident(s.C(auditevent.FieldCreatedAt)).WriteString(" <= ").Arg(k.CreatedAt)
-			b.WriteString(" AND (")
-			b.Ident(s.C(auditevent.FieldCreatedAt)).WriteString(" < ").Arg(k.CreatedAt)
-			b.WriteString(" OR (")
-			b.Ident(s.C(auditevent.FieldCreatedAt)).WriteString(" = ").Arg(k.CreatedAt)
-			b.WriteString(" AND ")
-			b.Ident(s.C(auditevent.FieldID)).WriteString(" < ").Arg(k.ID)
-			b.WriteString("))")
-		}))
-	}
 }

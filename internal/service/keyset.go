@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"entgo.io/ent/dialect/sql"
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/acme/itemsvc/ent/schema/pulid"
@@ -28,6 +29,28 @@ type PageParams struct {
 type Keyset struct {
 	CreatedAt time.Time
 	ID        string
+}
+
+// older selects the rows after k in a list kept newest first, for any
+// table with created_at and id columns (the time and pulid mixins). It is
+// spelled created_at <= v AND (created_at < v OR (created_at = v AND id <
+// id0)), as the item cursors are (listcursor.go): with the bare OR, SQLite
+// reads both halves through the index and sorts what they found, every row
+// older than the cursor; the bound in front makes it one range of the
+// index, read in order.
+func (k Keyset) older() func(*sql.Selector) {
+	return func(s *sql.Selector) {
+		s.Where(sql.P(func(b *sql.Builder) {
+			b.Ident(s.C("created_at")).WriteString(" <= ").Arg(k.CreatedAt)
+			b.WriteString(" AND (")
+			b.Ident(s.C("created_at")).WriteString(" < ").Arg(k.CreatedAt)
+			b.WriteString(" OR (")
+			b.Ident(s.C("created_at")).WriteString(" = ").Arg(k.CreatedAt)
+			b.WriteString(" AND ")
+			b.Ident(s.C("id")).WriteString(" < ").Arg(k.ID)
+			b.WriteString("))")
+		}))
+	}
 }
 
 // offset is the number of rows before the page p names by number.

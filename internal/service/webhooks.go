@@ -141,10 +141,7 @@ func (s *Service) ListWebhooks(ctx context.Context, p PageParams) (WebhookPage, 
 	}
 	out := WebhookPage{Total: total, Webhooks: []*ent.WebhookEndpoint{}}
 	if k := p.After; k != nil {
-		q.Where(webhookendpoint.Or(
-			webhookendpoint.CreatedAtLT(k.CreatedAt),
-			webhookendpoint.And(webhookendpoint.CreatedAt(k.CreatedAt), webhookendpoint.IDLT(k.ID)),
-		))
+		q.Where(k.older())
 	} else if p.offset() >= total {
 		return out, nil
 	} else {
@@ -515,10 +512,7 @@ func (s *Service) ListDeliveries(ctx context.Context, webhookID string, p Delive
 	}
 	out := DeliveryPage{Total: total, Deliveries: []*ent.Delivery{}}
 	if k := p.After; k != nil {
-		q.Where(delivery.Or(
-			delivery.CreatedAtLT(k.CreatedAt),
-			delivery.And(delivery.CreatedAt(k.CreatedAt), delivery.IDLT(k.ID)),
-		))
+		q.Where(k.older())
 	} else if p.offset() >= total {
 		return out, nil
 	} else {
