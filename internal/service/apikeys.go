@@ -85,11 +85,8 @@ type CreatedKey struct {
 // normalize checks the fields present, naming the first bad one, and fills
 // in the defaults (both scopes, no label).
 func (in *KeyInput) normalize(now time.Time) (label string, scopes []string, err error) {
-	if in.Label != nil {
-		label = strings.TrimSpace(*in.Label)
-		if err := checkText("label", label, MaxKeyLabelLen); err != nil {
-			return "", nil, err
-		}
+	if label, err = keyLabel(in.Label); err != nil {
+		return "", nil, err
 	}
 	scopes = KeyScopes
 	if in.Scopes != nil {
@@ -101,6 +98,18 @@ func (in *KeyInput) normalize(now time.Time) (label string, scopes []string, err
 		return "", nil, apperr.Validation("expires_at", "must be in the future")
 	}
 	return label, scopes, nil
+}
+
+// keyLabel is a key's label as sent, trimmed and checked; "" when absent.
+func keyLabel(in *string) (string, error) {
+	if in == nil {
+		return "", nil
+	}
+	label := strings.TrimSpace(*in)
+	if err := checkText("label", label, MaxKeyLabelLen); err != nil {
+		return "", err
+	}
+	return label, nil
 }
 
 // checkScopes refuses an empty list or an unknown scope, and returns the
@@ -282,12 +291,9 @@ func (s *Service) UpdateAPIKey(ctx context.Context, id string, c KeyChanges) (*e
 	if err != nil {
 		return nil, err
 	}
-	var label string
-	if c.Label != nil {
-		label = strings.TrimSpace(*c.Label)
-		if err := checkText("label", label, MaxKeyLabelLen); err != nil {
-			return nil, err
-		}
+	label, err := keyLabel(c.Label)
+	if err != nil {
+		return nil, err
 	}
 	if (c.RateLimitPerMinute.Set || c.RateLimitPerHour.Set) && !v.Admin() {
 		return nil, apperr.PermissionDenied("only admins may change a key's rate limits")
