@@ -121,10 +121,10 @@ func (s *Service) Bootstrap(ctx context.Context) (string, error) {
 				return fmt.Errorf("take the first-start lock: %w", err)
 			}
 		}
-		if n, err := tx.User.Query().Count(ctx); err != nil || n > 0 {
-			if err != nil {
-				return fmt.Errorf("count users: %w", err)
-			}
+		switch n, err := tx.User.Query().Count(ctx); {
+		case err != nil:
+			return fmt.Errorf("count users: %w", err)
+		case n > 0:
 			return nil
 		}
 		u, err := tx.User.Create().SetEmail("admin@localhost").SetName("Admin").SetRole(user.RoleAdmin).Save(ctx)
