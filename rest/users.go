@@ -76,12 +76,20 @@ func createUser(svc *service.Service) gin.HandlerFunc {
 			renderError(c, err)
 			return
 		}
-		var email, name, role *string
-		for field, into := range map[string]**string{"email": &email, "name": &name, "role": &role} {
-			if *into, err = body.str(field); err != nil {
-				renderError(c, err)
-				return
-			}
+		email, err := body.str("email")
+		if err != nil {
+			renderError(c, err)
+			return
+		}
+		name, err := body.str("name")
+		if err != nil {
+			renderError(c, err)
+			return
+		}
+		role, err := body.str("role")
+		if err != nil {
+			renderError(c, err)
+			return
 		}
 		switch {
 		case email == nil:

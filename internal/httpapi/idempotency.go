@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 
 	"github.com/gin-gonic/gin"
 
@@ -147,8 +146,7 @@ func Idempotent(svc *service.Service, scope IdempotencyScope) gin.HandlerFunc {
 // runBuffered runs the rest of the chain under ctx, holding its response
 // back until the change it made and its record have committed or rolled
 // back. It returns the outcome to record (track's, when set) and the
-// buffered response, sealed: a write that comes later (an event stream's
-// keep-alive) is dropped.
+// buffered response.
 func runBuffered(ctx context.Context, c *gin.Context, track func(context.Context) (context.Context, func() ([]byte, bool))) (service.IdempotentResponse, *bufferedWriter) {
 	var outcome func() ([]byte, bool)
 	if track != nil {
@@ -159,7 +157,6 @@ func runBuffered(ctx context.Context, c *gin.Context, track func(context.Context
 	c.Writer, c.Request = buf, req.WithContext(ctx)
 	defer func() { c.Writer, c.Request = out, req }()
 	c.Next()
-	buf.seal()
 	resp := service.IdempotentResponse{Status: buf.status, Body: bytes.Clone(buf.body.Bytes()), Location: out.Header().Get("Location"), ETag: out.Header().Get("ETag")}
 	if outcome != nil {
 		record, ok := outcome()
@@ -184,66 +181,45 @@ func CanonicalJSON(body []byte) []byte {
 	return out
 }
 
-// bufferedWriter keeps a response in memory instead of sending it. A
-// transport may write from a goroutine of its own (an event stream's
-// keep-alive), hence the lock; once sealed, writes are dropped.
+// bufferedWriter keeps a response in memory instead of sending it. It is
+// written from the request's goroutine only: the one transport that writes
+// from a goroutine of its own, GraphQL's event stream (its keep-alive),
+// serializes those writes and drops any after the handler has returned
+// (graph/server's sseTransport).
 type bufferedWriter struct {
 	gin.ResponseWriter
-	mu      sync.Mutex
 	status  int
 	written bool
-	sealed  bool
 	body    bytes.Buffer
-}
-
-// seal drops every later write.
-func (w *bufferedWriter) seal() {
-	w.mu.Lock()
-	w.sealed = true
-	w.mu.Unlock()
 }
 
 // WriteHeader implements http.ResponseWriter.
 func (w *bufferedWriter) WriteHeader(code int) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if !w.written && !w.sealed {
+	if !w.written {
 		w.status = code
 	}
 }
 
 // WriteHeaderNow implements gin.ResponseWriter.
-func (w *bufferedWriter) WriteHeaderNow() {
-	w.mu.Lock()
-	w.written = true
-	w.mu.Unlock()
-}
+func (w *bufferedWriter) WriteHeaderNow() { w.written = true }
 
 // Write implements http.ResponseWriter.
 func (w *bufferedWriter) Write(b []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
 	w.written = true
-	if w.sealed {
-		return len(b), nil
-	}
 	return w.body.Write(b)
 }
 
 // WriteString implements gin.ResponseWriter.
-func (w *bufferedWriter) WriteString(s string) (int, error) { return w.Write([]byte(s)) }
+func (w *bufferedWriter) WriteString(s string) (int, error) {
+	w.written = true
+	return w.body.WriteString(s)
+}
 
 // Status implements gin.ResponseWriter.
-func (w *bufferedWriter) Status() int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.status
-}
+func (w *bufferedWriter) Status() int { return w.status }
 
 // Size implements gin.ResponseWriter.
 func (w *bufferedWriter) Size() int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
 	if !w.written {
 		return -1
 	}
@@ -251,11 +227,7 @@ func (w *bufferedWriter) Size() int {
 }
 
 // Written implements gin.ResponseWriter.
-func (w *bufferedWriter) Written() bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.written
-}
+func (w *bufferedWriter) Written() bool { return w.written }
 
 // Flush implements http.Flusher: nothing leaves before the commit.
 func (w *bufferedWriter) Flush() {}

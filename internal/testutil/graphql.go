@@ -19,6 +19,7 @@ type GQLResponse struct {
 	Extensions map[string]any `json:"extensions"`
 }
 
+// GQLError is one error of a GraphQL response.
 type GQLError struct {
 	Message    string         `json:"message"`
 	Path       []any          `json:"path"`
@@ -36,6 +37,8 @@ func GQL(t *testing.T, env *Env, token, query string, vars map[string]any) GQLRe
 	return DecodeGQL(t, res)
 }
 
+// DecodeGQL decodes res as a GraphQL response, failing the test unless it
+// is JSON.
 func DecodeGQL(t *testing.T, res *Response) GQLResponse {
 	t.Helper()
 	r := GQLResponse{Status: res.Status, Raw: res.Body}
@@ -98,6 +101,7 @@ func (r GQLResponse) IDs(t *testing.T, keys ...any) []string {
 	return out
 }
 
+// MustJSON decodes b into v, failing the test unless it can.
 func MustJSON(t *testing.T, b []byte, v any) {
 	t.Helper()
 	if err := json.Unmarshal(b, v); err != nil {
