@@ -364,7 +364,7 @@
         let fresh = null;
         await act(b, async () => {
           fresh = (await ask(q.update, { id: k.id, input: { rateLimitPerMinute: num(minute), rateLimitPerHour: num(hour) } })).updateAPIKey;
-        }, { rateLimitPerMinute: minute, rate_limit_per_minute: minute, rateLimitPerHour: hour, rate_limit_per_hour: hour });
+        }, { rateLimitPerMinute: minute, rateLimitPerHour: hour });
         if (!fresh) return;
         const next = row(fresh);
         tr.replaceWith(next);
@@ -389,7 +389,7 @@
         if (inputs.expiresAt.value) input.expiresAt = new Date(inputs.expiresAt.value).toISOString();
         if (userID) input.userID = userID;
         made = (await ask(q.create, { input })).createAPIKey;
-      }, { label: inputs.label, scopes: inputs.write, expiresAt: inputs.expiresAt, expires_at: inputs.expiresAt });
+      }, { label: inputs.label, scopes: inputs.write, expiresAt: inputs.expiresAt });
       if (!made) return;
       rows.prepend(row(made));
       rows.firstChild.classList.add('fresh');
