@@ -4,9 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -47,36 +44,13 @@ func TestPagesInBrowser(t *testing.T) {
 	srv := httptest.NewServer(env.App.Handler)
 	t.Cleanup(srv.Close)
 
-	out, err := filepath.Abs("../test-output")
-	if err != nil {
-		t.Fatal(err)
-	}
 	shots := []string{"playground-signed-in.png", "playground-live.png", "playground-explorer.png",
 		"playground-browse-edit.png", "playground-browse-conflict.png", "playground-browse.png", "playground-browse-live.png", "playground-browse-user.png", "docs.png"}
-	for _, s := range shots {
-		_ = os.Remove(filepath.Join(out, s))
-	}
-
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", "playground.test.mjs")
-	cmd.Env = append(os.Environ(),
+	runBrowserTest(t, "playground.test.mjs", shots,
 		"BASE_URL="+srv.URL,
 		"API_KEY="+env.Admin.Key,
 		"USER_API_KEY="+env.Alice.Key,
 		"EXPIRED_TOKEN="+expired,
 		"EXPECT="+strings.Join(names, ","),
-		"OUTPUT_DIR="+out,
-		"CHROMIUM="+chromium(),
 	)
-	output, err := cmd.CombinedOutput()
-	t.Logf("node playground.test.mjs:\n%s", output)
-	if err != nil {
-		t.Fatalf("browser test failed: %v", err)
-	}
-	for _, s := range shots {
-		if st, err := os.Stat(filepath.Join(out, s)); err != nil || st.Size() < 10_000 {
-			t.Errorf("no screenshot at %s (%v)", filepath.Join(out, s), err)
-		}
-	}
 }

@@ -364,7 +364,7 @@
         let fresh = null;
         await act(b, async () => {
           fresh = (await ask(q.update, { id: k.id, input: { rateLimitPerMinute: num(minute), rateLimitPerHour: num(hour) } })).updateAPIKey;
-        }, { rateLimitPerMinute: minute, rate_limit_per_minute: minute, rateLimitPerHour: hour, rate_limit_per_hour: hour });
+        }, { rateLimitPerMinute: minute, rateLimitPerHour: hour });
         if (!fresh) return;
         const next = row(fresh);
         tr.replaceWith(next);
@@ -389,7 +389,7 @@
         if (inputs.expiresAt.value) input.expiresAt = new Date(inputs.expiresAt.value).toISOString();
         if (userID) input.userID = userID;
         made = (await ask(q.create, { input })).createAPIKey;
-      }, { label: inputs.label, scopes: inputs.write, expiresAt: inputs.expiresAt, expires_at: inputs.expiresAt });
+      }, { label: inputs.label, scopes: inputs.write, expiresAt: inputs.expiresAt });
       if (!made) return;
       rows.prepend(row(made));
       rows.firstChild.classList.add('fresh');
@@ -646,10 +646,6 @@
     const note = $('audit-message');
     const actor = $('audit-actor');
     const action = $('audit-action');
-    // AuditAction's values as the contract lists them, should the schema
-    // not be readable.
-    const known = ['USER_CREATED', 'USER_UPDATED', 'KEY_CREATED', 'KEY_UPDATED', 'KEY_REVOKED', 'WEBHOOK_CREATED',
-      'WEBHOOK_UPDATED', 'WEBHOOK_DELETED', 'WEBHOOK_SECRET_ROTATED', 'DELIVERY_RETRIED', 'DELIVERIES_RECOVERED'];
     const q = {
       actions: 'query AdminAuditActions { __type(name: "AuditAction") { enumValues { name } } }',
       list: `query AdminAudit($actorID: ID, $action: AuditAction, $after: Cursor) {
@@ -687,8 +683,7 @@
       async open() {
         try {
           if (action.options.length <= 1) {
-            const t = (await ask(q.actions)).__type;
-            const names = t ? t.enumValues.map((v) => v.name) : known;
+            const names = (await ask(q.actions)).__type.enumValues.map((v) => v.name);
             action.replaceChildren(option('', 'any'), ...names.map((n) => option(n, n.toLowerCase().replace(/_/g, ' '))));
           }
           const list = await people();

@@ -15,7 +15,7 @@
   let expiryTimer = 0;
   let viewer = null; // me { id email role } of the signed-in user
   let current = 'graphiql'; // the view on screen
-  const views = {}; // the admin pages' {open, reset}, by name
+  const views = {}; // the browsing view's and the admin pages' {open, reset}, by name
 
   // The id the UpdateItem and DeleteItem examples start with; signed in,
   // the playground puts one of the user's items' in its place.
@@ -160,7 +160,6 @@ subscription ItemEvents {
     say(note || '', isError);
     viewer = null;
     $('points').hidden = true;
-    browse.reset();
     for (const v of Object.values(views)) v.reset();
     showViewButtons();
   }
@@ -174,7 +173,6 @@ subscription ItemEvents {
     say('');
     clearStaleRefusal();
     refreshExampleId(true);
-    browse.reset();
     for (const v of Object.values(views)) v.reset();
     showViewButtons();
     if (current !== 'graphiql') show(current);
@@ -986,6 +984,7 @@ subscription ItemEvents {
 
     return { open, reset };
   })();
+  views.browse = browse;
 
   // show switches to a view: GraphiQL, the browsing view or one of the
   // admin pages (admin.js registers those).
@@ -996,8 +995,7 @@ subscription ItemEvents {
       b.setAttribute('aria-pressed', String(v === name));
       $(v).hidden = v !== name;
     }
-    if (name === 'browse') browse.open();
-    else if (views[name]) views[name].open();
+    if (views[name]) views[name].open();
   }
   for (const b of document.querySelectorAll('.views button')) {
     b.addEventListener('click', () => show(b.id.replace(/^view-/, '')));
