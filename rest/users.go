@@ -2,7 +2,6 @@ package rest
 
 import (
 	"net/http"
-	"strings"
 
 	"github.com/gin-gonic/gin"
 
@@ -135,12 +134,7 @@ func updateUser(svc *service.Service) gin.HandlerFunc {
 			renderError(c, err)
 			return
 		}
-		id := c.Param("id")
-		if !strings.HasPrefix(id, "user_") {
-			renderError(c, apperr.NotFound("user"))
-			return
-		}
-		u, err := svc.UpdateUser(c.Request.Context(), id, ch)
+		u, err := svc.UpdateUser(c.Request.Context(), c.Param("id"), ch)
 		if err != nil {
 			renderError(c, err)
 			return

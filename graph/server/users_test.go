@@ -63,6 +63,7 @@ func TestUserAdministrationGraphQL(t *testing.T) {
 		{"another user is not found", bob.Token, update(alice.UserID, `{name: "M"}`), "NOT_FOUND", "", nil},
 		{"a read-only key may not rename", ro.Token, update(alice.UserID, `{name: "RO"}`), "PERMISSION_DENIED", "", nil},
 		{"an empty name", admin.Token, update(alice.UserID, `{name: " "}`), "VALIDATION_ERROR", "name", nil},
+		{"a user is named by id, not email, as on REST", admin.Token, update("alice@example.com", `{name: "By Email"}`), "NOT_FOUND", "", nil},
 		{"admin disables a user", admin.Token, update(bob.UserID, `{disabled: true}`), "", "", map[string]any{"disabled": true}},
 		{"the disabled user's token stops", bob.Token, `{ me { id } }`, "UNAUTHORIZED", "", nil},
 		{"admin enables them", admin.Token, update(bob.UserID, `{disabled: false}`), "", "", map[string]any{"disabled": false}},

@@ -149,11 +149,16 @@ type UserChanges struct {
 	Disabled *bool
 }
 
-// UpdateUser changes a user given by id (user_…) or email. The last
-// enabled admin can be neither demoted nor disabled: VALIDATION_ERROR
-// naming role or disabled. A disabled user's tokens stop within
-// KeyRecheck on every replica (at once on this one).
+// UpdateUser changes a user given by id (user_…), or by email for the
+// system (the CLI): an API caller names users by id only, on REST and
+// GraphQL alike, and anything else is NOT_FOUND. The last enabled admin
+// can be neither demoted nor disabled: VALIDATION_ERROR naming role or
+// disabled. A disabled user's tokens stop within KeyRecheck on every
+// replica (at once on this one).
 func (s *Service) UpdateUser(ctx context.Context, idOrEmail string, c UserChanges) (*ent.User, error) {
+	if _, ok := viewer.FromContext(ctx); ok && !strings.HasPrefix(idOrEmail, "user_") {
+		return nil, apperr.NotFound("user")
+	}
 	var role user.Role
 	if c.Role != nil {
 		var err error
