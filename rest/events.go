@@ -1,12 +1,13 @@
 package rest
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -24,12 +25,15 @@ const EventStreamPath = "/v1/events/stream"
 // proxies and clients do not take it for a dead connection.
 const keepAliveEvery = 15 * time.Second
 
-type eventsHandler struct{ svc *service.Service }
+type eventsHandler struct {
+	svc     *service.Service
+	streams *Streams
+}
 
 // bindEvents binds the /events routes; the stream also takes its token from
 // access_token, which is all a browser's EventSource can send.
-func bindEvents(v1 *gin.RouterGroup, svc *service.Service, authenticated []gin.HandlerFunc) {
-	h := eventsHandler{svc: svc}
+func bindEvents(v1 *gin.RouterGroup, svc *service.Service, streams *Streams, authenticated []gin.HandlerFunc) {
+	h := eventsHandler{svc: svc, streams: streams}
 	stream := append([]gin.HandlerFunc{queryToken}, authenticated...)
 	v1.GET("/events/stream", append(stream, h.stream)...)
 	api := v1.Group("", authenticated...)
@@ -100,7 +104,6 @@ func (h eventsHandler) stream(c *gin.Context) {
 		renderError(c, err)
 		return
 	}
-	defer st.Close()
 
 	rc := http.NewResponseController(c.Writer)
 	_ = rc.SetWriteDeadline(time.Time{}) // the server's WriteTimeout would cut the stream
@@ -109,76 +112,94 @@ func (h eventsHandler) stream(c *gin.Context) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	// Tell the client how soon to come back; then flush the headers so it
-	// knows the stream is open before the first event.
-	fmt.Fprint(w, "retry: 1000\n\n")
-	w.Flush()
+	w.Flush() // the headers; a connection is taken over before any body
+	out, ctx, detached := h.streams.open(c)
+	if detached {
+		// The connection is the stream's alone: the request returns and
+		// frees what serving it held (its goroutine's deep stack, its
+		// buffers), and a goroutine of its own serves the stream.
+		go serveStream(ctx, st, out, logger(c))
+		return
+	}
+	serveStream(ctx, st, out, logger(c))
+}
 
-	// One goroutine waits and writes: once it has an event, it lingers
-	// until the stream's flush deadline (events.Subscription.Linger), then
-	// writes every event waiting, live frames rendered once by the tailer
-	// for all streams, with one Write and one Flush from a buffer it
-	// borrows for that write only: a thousand idle streams hold none.
+// serveStream writes st to out until one of them ends, then closes both.
+// One goroutine waits and writes: once it has an event, it lingers until
+// the stream's flush deadline (events.Subscription.Linger), then writes
+// every event waiting in one write. Live frames are rendered once by the
+// tailer for all the streams they reach, and a write only gathers them
+// (streamOut), so a stream holds no buffer of its own.
+func serveStream(ctx context.Context, st *service.Stream, out streamOut, log *slog.Logger) {
+	defer st.Close()
+	defer out.close()
+	// Tell the client how soon to come back, before the first event.
+	if out.write(retryFrame) != nil {
+		return
+	}
 	keepAlive := time.NewTimer(keepAliveEvery)
 	defer keepAlive.Stop()
+	var frames [][]byte
 	for {
 		ev, err := st.NextOrIdle(ctx, keepAlive.C)
 		switch {
 		case errors.Is(err, events.ErrIdle):
-			fmt.Fprint(w, ": keep-alive\n\n")
-			w.Flush()
+			if out.write(keepAliveFrame) != nil {
+				return
+			}
 			keepAlive.Reset(keepAliveEvery)
 			continue
 		case err != nil:
 			if ctx.Err() == nil {
-				writeStreamError(c, err)
+				_ = out.write(streamErrorFrame(ctx, log, err))
 			}
 			return
 		}
 		st.Linger(ctx)
-		buf := streamBuffers.Get().(*[]byte)
-		*buf = (*buf)[:0]
+		frames = frames[:0]
 		for ok := true; ok; ev, ok = st.TryNext() {
-			if *buf, err = ev.AppendSSE(*buf); err != nil {
+			var frame []byte
+			if frame, err = ev.SSEFrame(); err != nil {
 				break
 			}
+			frames = append(frames, frame)
 		}
-		_, werr := w.Write(*buf)
-		if cap(*buf) <= maxStreamBuffer {
-			streamBuffers.Put(buf) // a burst's buffer is left to the collector
+		werr := out.write(frames...)
+		clear(frames) // the frames are not held past their write
+		if cap(frames) > maxIdleBufs {
+			frames = nil // a burst's list is left to the collector
 		}
 		switch {
 		case err != nil:
-			writeStreamError(c, err) // after what came before it
+			_ = out.write(streamErrorFrame(ctx, log, err)) // after what came before it
 			return
 		case werr != nil:
 			return // the client left
 		}
-		w.Flush()
 		keepAlive.Reset(keepAliveEvery)
 	}
 }
 
-// streamBuffers are the buffers the streams gather a write's frames in.
-var streamBuffers = sync.Pool{New: func() any { return new([]byte) }}
+// retryFrame opens a stream: how soon the client should come back, and
+// keepAliveFrame is the comment an idle stream sends.
+var (
+	retryFrame     = []byte("retry: 1000\n\n")
+	keepAliveFrame = []byte(": keep-alive\n\n")
+)
 
-// maxStreamBuffer is the largest write buffer returned to streamBuffers.
-const maxStreamBuffer = 64 << 10
-
-// writeStreamError ends a stream with an "error" event: the error part of
-// the failure envelope.
-func writeStreamError(c *gin.Context, err error) {
-	e := apperr.FromRequest(c.Request.Context(), err)
+// streamErrorFrame is the "error" event that ends a stream: the error part
+// of the failure envelope.
+func streamErrorFrame(ctx context.Context, log *slog.Logger, err error) []byte {
+	e := apperr.FromRequest(ctx, err)
 	if e.Code == apperr.CodeInternal || (e.Code == apperr.CodeUnavailable && !errors.Is(err, events.ErrShutdown)) {
-		logger(c).ErrorContext(c.Request.Context(), "event stream failed", "code", e.Code, "err", err)
+		log.ErrorContext(ctx, "event stream failed", "code", e.Code, "err", err)
 	}
 	details := e.Details
 	if details == nil {
 		details = map[string]any{}
 	}
 	body, _ := json.Marshal(errorBody{Code: e.Code, Message: e.Message, Details: details})
-	fmt.Fprintf(c.Writer, "event: error\ndata: %s\n\n", body)
-	c.Writer.Flush()
+	return fmt.Appendf(nil, "event: error\ndata: %s\n\n", body)
 }
 
 // queryToken lets a request without an Authorization header carry its token

@@ -145,6 +145,7 @@ type sseClient struct {
 	resp   *http.Response
 	events chan sseEvent
 	done   chan struct{}
+	err    error // why the body ended (nil: its last chunk came), once done
 }
 
 // openStream opens GET /v1/events/stream on srv; a non-200 answer is
@@ -188,6 +189,7 @@ func openStream(t *testing.T, srv *httptest.Server, token, lastID, query string)
 				ev.Data = line[6:]
 			}
 		}
+		c.err = sc.Err()
 	}()
 	return c
 }

@@ -29,6 +29,11 @@ type Options struct {
 	// subscriptions over WebSocket or SSE): those requests are exempt from
 	// RequestTimeout, as GET /v1/events/stream is.
 	StreamRoutes []string
+	// Streams, when set, takes over the connections of the HTTP/1.1 event
+	// streams (GET /v1/events/stream), which the server's Shutdown then
+	// does not wait for: its owner calls Streams.Shutdown after it. Nil
+	// leaves them to net/http.
+	Streams *Streams
 	// Mount adds routes beside /v1 (GraphQL, health, metrics) on the same
 	// engine and middleware.
 	Mount func(e *gin.Engine, authenticated ...gin.HandlerFunc)
@@ -108,7 +113,7 @@ func NewRouter(svc *service.Service, opts Options) *gin.Engine {
 	bindWebhooks(api, svc)
 	bindKeys(api, svc)
 	bindAudit(api, svc)
-	bindEvents(v1, svc, append(authenticated, writeScope))
+	bindEvents(v1, svc, opts.Streams, append(authenticated, writeScope))
 
 	bindOps(e, opts)
 	if opts.Mount != nil {

@@ -124,7 +124,7 @@ func serveWith(ctx context.Context, args []string, stderr io.Writer, hooks serve
 	log.Info("shutting down", "timeout", cfg.ShutdownTimeout.String())
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
 	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
+	if err := errors.Join(srv.Shutdown(sctx), a.Streams.Shutdown(sctx)); err != nil {
 		_ = srv.Close() // cut what did not finish in time
 		return fmt.Errorf("shutdown: requests still running after %s: %w", cfg.ShutdownTimeout, err)
 	}

@@ -41,6 +41,9 @@ type App struct {
 	DB      *database.DB
 	Service *service.Service
 	Handler http.Handler
+	// Streams are the event streams Handler took over from net/http: the
+	// server calls Streams.Shutdown after its own.
+	Streams *rest.Streams
 	Logger  *slog.Logger
 	// Metrics is the set behind /metrics; every component makes its series
 	// here (never in the library's global default set).
@@ -279,7 +282,9 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, db *databas
 	}})
 	a.Retention = pruner
 
+	a.Streams = new(rest.Streams)
 	ropts := rest.Options{
+		Streams:        a.Streams,
 		Logger:         log,
 		RateLimit:      rest.RateLimit(a.limits.Keys),
 		RequestTimeout: cfg.RequestTimeout,
