@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"runtime"
 	"strings"
 	"time"
 
@@ -156,27 +157,51 @@ func serveStream(ctx context.Context, st *service.Stream, out streamOut, log *sl
 			return
 		}
 		st.Linger(ctx)
-		frames = frames[:0]
-		for ok := true; ok; ev, ok = st.TryNext() {
-			var frame []byte
-			if frame, err = ev.SSEFrame(); err != nil {
-				break
+		for more := true; more; {
+			frames, more, err = gather(st, ev, frames[:0])
+			werr := out.write(frames...)
+			clear(frames) // the frames are not held past their write
+			switch {
+			case err != nil:
+				_ = out.write(streamErrorFrame(ctx, log, err)) // after what came before it
+				return
+			case werr != nil:
+				return // the client left
 			}
-			frames = append(frames, frame)
-		}
-		werr := out.write(frames...)
-		clear(frames) // the frames are not held past their write
-		if cap(frames) > maxIdleBufs {
-			frames = nil // a burst's list is left to the collector
-		}
-		switch {
-		case err != nil:
-			_ = out.write(streamErrorFrame(ctx, log, err)) // after what came before it
-			return
-		case werr != nil:
-			return // the client left
+			if more {
+				ev, more = st.TryNext()
+			}
 		}
 		keepAlive.Reset(keepAliveEvery)
+		// Let the requests the poller found waiting run before the next
+		// stream's write: the streams a read of the outbox woke would
+		// otherwise take their turns one after another, and a request
+		// would wait behind all of them.
+		runtime.Gosched()
+	}
+}
+
+// maxWriteFrames is the most events one write to a stream carries: a
+// stream far behind catches up in several writes, and what a write holds
+// (its list of frames) stays small.
+const maxWriteFrames = 256
+
+// gather appends to frames the frame of ev and those of the events waiting
+// after it, up to maxWriteFrames; full reports that it stopped there.
+func gather(st *service.Stream, ev events.Event, frames [][]byte) (_ [][]byte, full bool, err error) {
+	for {
+		frame, err := ev.SSEFrame()
+		if err != nil {
+			return frames, false, err
+		}
+		frames = append(frames, frame)
+		if len(frames) == maxWriteFrames {
+			return frames, true, nil
+		}
+		var ok bool
+		if ev, ok = st.TryNext(); !ok {
+			return frames, false, nil
+		}
 	}
 }
 

@@ -133,9 +133,6 @@ type connStream struct {
 // taken a write's bytes by then is not reading, and its stream ends.
 const streamWriteTimeout = 30 * time.Second
 
-// maxIdleBufs is the largest frame list a stream keeps between writes.
-const maxIdleBufs = 64
-
 var crlf = []byte("\r\n")
 
 func (s *connStream) write(frames ...[]byte) error {
@@ -152,9 +149,6 @@ func (s *connStream) write(frames ...[]byte) error {
 	_ = s.conn.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
 	_, err := bufs.WriteTo(s.conn)
 	clear(s.bufs) // the frames are not held past their write
-	if cap(s.bufs) > maxIdleBufs {
-		s.bufs = nil
-	}
 	return err
 }
 

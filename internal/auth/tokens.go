@@ -25,7 +25,7 @@ type Tokens struct {
 
 	// verified remembers tokens whose signature has been checked, so that a
 	// client's repeated requests skip the HMAC and the claims decoding
-	// (about a tenth of a get-by-id). Expiry is still checked on every use.
+	// (a visible share of a get-by-id in profiles). Expiry is still checked on every use.
 	mu       sync.RWMutex
 	verified map[string]Claims
 }

@@ -17,14 +17,14 @@ const maxCachedStatements = 256
 
 // preparedReads is an ent driver whose queries outside transactions run as
 // prepared statements, kept per query text. SQLite's driver prepares (parses
-// and plans) every statement anew otherwise, which cost about a tenth of a
-// get-by-id request's CPU. database/sql prepares each statement once per
+// and plans) every statement anew otherwise, which was a visible share of a
+// get-by-id request's CPU (docs/development.md). database/sql prepares each statement once per
 // pooled connection and reuses it. pgx already caches statements itself, so
 // only SQLite uses this.
 //
 // Statements inside transactions use the same cache (preparedTx): a create
-// runs five statements between BEGIN and COMMIT, and parsing them was an
-// eighth of its CPU. There a statement seen for the first time runs
+// runs five statements between BEGIN and COMMIT, and parsing them was a
+// visible share of its CPU. There a statement seen for the first time runs
 // unprepared and is prepared in the background for the next time, since
 // preparing it on the spot would need a second connection from the pool
 // while the transaction holds one (a pool of one, :memory:, has none).

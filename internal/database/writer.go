@@ -118,7 +118,7 @@ const (
 	// checkpointWait bounds how long a round waits for readers, the writers
 	// queued behind it: a reader still busy after it holds the log until a
 	// later round.
-	checkpointWait = 100 * time.Millisecond
+	checkpointWait = 10 * time.Millisecond
 	// journalSizeLimit is what SQLite truncates the log to when it starts
 	// over from its beginning (journal_size_limit).
 	journalSizeLimit = 16 << 20

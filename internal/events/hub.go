@@ -38,7 +38,7 @@ type Options struct {
 	PerKey int
 	// ReadGap is the shortest time between two reads of the outbox after
 	// wake-ups: the commits of a busy server fold into one read (a read
-	// per commit cost a third of what the create itself did), whose
+	// per commit cost a large share of what the create itself did), whose
 	// events then reach each stream together. Default 10ms; negative:
 	// read at every wake-up.
 	ReadGap time.Duration
@@ -250,7 +250,7 @@ func lastPosition(ctx context.Context, db *ent.Client) (Position, error) {
 //
 // With no subscriber the tailer reads nothing: it would read every event
 // only to hand it to no one (a server with no streams open read each write's
-// event back, an eighth of a create's CPU). When the last stream closes the
+// event back, a visible share of a create's CPU). When the last stream closes the
 // hub forgets where the outbox ends (removeLocked), and the next stream to
 // register learns it again (startLocked), as the first one after a start
 // does; a read begun before that is dropped (epoch), so that a stream "from

@@ -140,8 +140,8 @@ func orderName(desc bool) string {
 // (user_id, col, id) and (col, id) indexes from the cursor on.
 //
 // It is written as one predicate: ent's And and Or of field predicates build
-// the same SQL through a closure and a nested builder apiece, which cost a
-// deep page a tenth more than the first (profile of the cursor-100k row).
+// the same SQL through a closure and a nested builder apiece, which made a
+// deep page dearer than the first (profile of the cursor-100k row).
 func (c ItemCursor) after() predicate.Item {
 	col := sortFields[c.Sort]
 	beyond, beyondOrAt := " > ", " >= "
