@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -140,7 +141,6 @@ func serveStream(ctx context.Context, st *service.Stream, out streamOut, log *sl
 	}
 	keepAlive := time.NewTimer(keepAliveEvery)
 	defer keepAlive.Stop()
-	var frames [][]byte
 	for {
 		ev, err := st.NextOrIdle(ctx, keepAlive.C)
 		switch {
@@ -158,9 +158,11 @@ func serveStream(ctx context.Context, st *service.Stream, out streamOut, log *sl
 		}
 		st.Linger(ctx)
 		for more := true; more; {
-			frames, more, err = gather(st, ev, frames[:0])
-			werr := out.write(frames...)
-			clear(frames) // the frames are not held past their write
+			frames := framesPool.Get().(*[][]byte)
+			*frames, more, err = gather(st, ev, (*frames)[:0])
+			werr := out.write(*frames...)
+			clear(*frames) // the frames are not held past their write
+			framesPool.Put(frames)
 			switch {
 			case err != nil:
 				_ = out.write(streamErrorFrame(ctx, log, err)) // after what came before it
@@ -183,8 +185,13 @@ func serveStream(ctx context.Context, st *service.Stream, out streamOut, log *sl
 
 // maxWriteFrames is the most events one write to a stream carries: a
 // stream far behind catches up in several writes, and what a write holds
-// (its list of frames) stays small.
-const maxWriteFrames = 256
+// (its list of frames, the system call's vector that the connection keeps)
+// stays small, while a write's cost is still spread over many events.
+const maxWriteFrames = 64
+
+// framesPool holds the frame lists of the writes in progress: a stream
+// holds none between its writes.
+var framesPool = sync.Pool{New: func() any { return new([][]byte) }}
 
 // gather appends to frames the frame of ev and those of the events waiting
 // after it, up to maxWriteFrames; full reports that it stopped there.

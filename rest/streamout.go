@@ -125,9 +125,12 @@ type connStream struct {
 	conn    net.Conn
 	streams *Streams
 	cancel  context.CancelFunc // ends the stream's context
-	bufs    net.Buffers        // one write's chunk: its size line, frames, CRLF
 	size    [18]byte           // the size line's bytes
 }
+
+// chunkPool holds the chunks (size line, frames, CRLF) of the writes in
+// progress.
+var chunkPool = sync.Pool{New: func() any { return new(net.Buffers) }}
 
 // streamWriteTimeout bounds one write to a stream: a client that has not
 // taken a write's bytes by then is not reading, and its stream ends.
@@ -144,11 +147,13 @@ func (s *connStream) write(frames ...[]byte) error {
 		return nil
 	}
 	size := append(strconv.AppendInt(s.size[:0], int64(n), 16), '\r', '\n')
-	s.bufs = append(append(append(s.bufs[:0], size), frames...), crlf)
-	bufs := s.bufs // WriteTo consumes its receiver
+	chunk := chunkPool.Get().(*net.Buffers)
+	*chunk = append(append(append((*chunk)[:0], size), frames...), crlf)
+	bufs := *chunk // WriteTo consumes its receiver
 	_ = s.conn.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
 	_, err := bufs.WriteTo(s.conn)
-	clear(s.bufs) // the frames are not held past their write
+	clear(*chunk) // the frames are not held past their write
+	chunkPool.Put(chunk)
 	return err
 }
 
