@@ -113,6 +113,9 @@ func (h eventsHandler) stream(c *gin.Context) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Accel-Buffering", "no")
+	if h.streams.takes(c.Request) {
+		w.Header().Set("Connection", "close")
+	}
 	w.WriteHeader(http.StatusOK)
 	w.Flush() // the headers; a connection is taken over before any body
 	out, ctx, detached := h.streams.open(c)

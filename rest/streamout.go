@@ -34,7 +34,7 @@ type streamOut interface {
 // two buffers of a few kilobytes and write each time those fill.
 func (t *Streams) open(c *gin.Context) (out streamOut, ctx context.Context, detached bool) {
 	r := c.Request
-	if t != nil && r.ProtoMajor == 1 && r.ProtoMinor >= 1 && r.TLS == nil {
+	if t.takes(r) {
 		if conn, rw, err := http.NewResponseController(c.Writer).Hijack(); err == nil {
 			// The request's context ends when the request returns.
 			ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
@@ -45,6 +45,13 @@ func (t *Streams) open(c *gin.Context) (out streamOut, ctx context.Context, deta
 		}
 	}
 	return responseStream{c.Writer}, r.Context(), false
+}
+
+// takes reports whether open will take r's connection: its response then
+// says Connection: close, since the stream closes the connection when it
+// ends and a client must not keep it for another request.
+func (t *Streams) takes(r *http.Request) bool {
+	return t != nil && r.ProtoMajor == 1 && r.ProtoMinor >= 1 && r.TLS == nil
 }
 
 // Streams are the event streams whose connections net/http handed over

@@ -17,6 +17,9 @@ func TestStreamsShutdown(t *testing.T) {
 	t.Run("streams end in time", func(t *testing.T) {
 		env, srv := streamEnv(t)
 		s := openStream(t, srv, env.Alice.Token, "", "")
+		if !s.resp.Close {
+			t.Error("the response does not say Connection: close, but its connection closes when the stream ends")
+		}
 		waitSubscribers(t, env, 1)
 		env.App.Close() // the hub ends every stream, as when the server stops
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
