@@ -49,26 +49,17 @@ func (ev Event) Body() Body {
 
 // SSEFrame renders the event as a Server-Sent Events frame: its id (the
 // cursor Last-Event-ID resumes after), its type as the event name, its body
-// as the data.
+// as the data. A live event's frame is the one the tailer rendered once for
+// every stream it reaches.
 func (ev Event) SSEFrame() ([]byte, error) {
 	if ev.Frame != nil {
 		return ev.Frame, nil
 	}
-	return ev.AppendSSE(nil)
-}
-
-// AppendSSE appends the event's Server-Sent Events frame to b: a writer
-// gathers the frames of one batch in a buffer it keeps, and a live event's
-// frame, rendered once by the tailer, is only copied.
-func (ev Event) AppendSSE(b []byte) ([]byte, error) {
-	if ev.Frame != nil {
-		return append(b, ev.Frame...), nil
-	}
 	body, err := json.Marshal(ev.Body())
 	if err != nil {
-		return b, fmt.Errorf("encode event %s: %w", ev.ID, err)
+		return nil, fmt.Errorf("encode event %s: %w", ev.ID, err)
 	}
-	b = slices.Grow(b, len(body)+len(ev.ID)+len(ev.Type)+24)
+	b := make([]byte, 0, len(body)+len(ev.ID)+len(ev.Type)+24)
 	b = append(b, "id: "...)
 	b = append(b, ev.ID...)
 	b = append(b, "\nevent: "...)
