@@ -387,8 +387,7 @@ func measureRow(ctx context.Context, cs []contender, fx *fixture, o options, pro
 		if m.Requests > 0 {
 			m.RPS = float64(m.Requests) / m.Elapsed.Seconds()
 			m.CPUPerReq = float64(t.cpu.Microseconds()) / float64(m.Requests)
-			m.P50 = t.lat[(len(t.lat)-1)*50/100]
-			m.P99 = t.lat[(len(t.lat)-1)*99/100]
+			m.P50, m.P99 = percentile(t.lat, 50), percentile(t.lat, 99)
 		}
 		if rss, err := t.p.peakRSS(); err == nil {
 			m.PeakRSS = rss
@@ -481,4 +480,9 @@ func drive(ctx context.Context, t *tally, r row, fx *fixture, conns int, d time.
 		}
 	}
 	return nil
+}
+
+// percentile is the p-th percentile of sorted, which is not empty.
+func percentile(sorted []time.Duration, p int) time.Duration {
+	return sorted[(len(sorted)-1)*p/100]
 }

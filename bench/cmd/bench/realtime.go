@@ -237,7 +237,7 @@ func createRate(ctx context.Context, client *http.Client, base string, fx *fixtu
 	all := slices.Concat(lats...)
 	slices.Sort(all)
 	if len(all) > 0 {
-		c.p50, c.p99 = all[len(all)/2], all[len(all)*99/100]
+		c.p50, c.p99 = percentile(all, 50), percentile(all, 99)
 	}
 	return c
 }
@@ -484,7 +484,7 @@ loop:
 	latMu.Lock()
 	slices.Sort(lats)
 	if len(lats) > 0 {
-		r.P50, r.P99, r.Max = lats[len(lats)/2], lats[len(lats)*99/100], lats[len(lats)-1]
+		r.P50, r.P99, r.Max = percentile(lats, 50), percentile(lats, 99), lats[len(lats)-1]
 	}
 	latMu.Unlock()
 
