@@ -222,12 +222,10 @@ func (e *Env) checkContract(req *http.Request, reqBody []byte, res *Response) {
 		return
 	}
 	e.T.Helper()
+	var err error
+	e.contractOnce.Do(func() { e.contract, err = LoadContract(context.Background()) })
 	if e.contract == nil {
-		c, err := LoadContract(context.Background())
-		if err != nil {
-			e.T.Fatalf("%v", err)
-		}
-		e.contract = c
+		e.T.Fatalf("load the OpenAPI contract: %v", err)
 	}
 	reportContract(e.T, e.contract, req.Method, req.URL.RequestURI(), req.Header, reqBody, res)
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -36,7 +37,8 @@ type Env struct {
 	Alice Actor
 	Bob   Actor
 
-	contract *Contract // loaded on the first /v1 request (openapi.go)
+	contract     *Contract // loaded on the first /v1 request (openapi.go)
+	contractOnce sync.Once // tests may send requests from several goroutines
 }
 
 // Option changes the configuration or wiring of an Env.
