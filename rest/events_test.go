@@ -145,7 +145,8 @@ type sseClient struct {
 	resp   *http.Response
 	events chan sseEvent
 	done   chan struct{}
-	err    error // why the body ended (nil: its last chunk came), once done
+	opened chan struct{} // closed at the stream's first frame (retry)
+	err    error         // why the body ended (nil: its last chunk came), once done
 }
 
 // openStream opens GET /v1/events/stream on srv; a non-200 answer is
@@ -166,7 +167,7 @@ func openStream(t *testing.T, srv *httptest.Server, token, lastID, query string)
 		cancel()
 		t.Fatal(err)
 	}
-	c := &sseClient{resp: resp, events: make(chan sseEvent, 1000), done: make(chan struct{})}
+	c := &sseClient{resp: resp, events: make(chan sseEvent, 1000), done: make(chan struct{}), opened: make(chan struct{})}
 	t.Cleanup(func() { cancel(); resp.Body.Close(); <-c.done })
 	go func() {
 		defer close(c.done)
@@ -176,6 +177,8 @@ func openStream(t *testing.T, srv *httptest.Server, token, lastID, query string)
 		for sc.Scan() {
 			line := sc.Text()
 			switch {
+			case strings.HasPrefix(line, "retry: "):
+				close(c.opened)
 			case line == "":
 				if ev.Event != "" {
 					c.events <- ev

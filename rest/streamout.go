@@ -61,8 +61,8 @@ func (t *Streams) takes(r *http.Request) bool {
 type Streams struct {
 	mu    sync.Mutex
 	conns map[*connStream]struct{}
-	cut   bool // Shutdown's deadline passed: connections close as they come
-	wg    sync.WaitGroup
+	empty chan struct{} // Shutdown waits: closed when the last one ends
+	cut   bool          // Shutdown's deadline passed: connections close as they come
 }
 
 func (t *Streams) add(s *connStream) {
@@ -75,15 +75,15 @@ func (t *Streams) add(s *connStream) {
 		t.conns = make(map[*connStream]struct{})
 	}
 	t.conns[s] = struct{}{}
-	t.wg.Add(1)
 }
 
 func (t *Streams) remove(s *connStream) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if _, ok := t.conns[s]; ok {
-		delete(t.conns, s)
-		t.wg.Done()
+	delete(t.conns, s)
+	if len(t.conns) == 0 && t.empty != nil {
+		close(t.empty)
+		t.empty = nil
 	}
 }
 
@@ -91,13 +91,18 @@ func (t *Streams) remove(s *connStream) {
 // the server stops (an "error" event, UNAVAILABLE), and closes the
 // connections of those still open when ctx ends.
 func (t *Streams) Shutdown(ctx context.Context) error {
-	done := make(chan struct{})
-	go func() {
-		t.wg.Wait()
-		close(done)
-	}()
+	t.mu.Lock()
+	if len(t.conns) == 0 {
+		t.mu.Unlock()
+		return nil
+	}
+	if t.empty == nil {
+		t.empty = make(chan struct{})
+	}
+	empty := t.empty
+	t.mu.Unlock()
 	select {
-	case <-done:
+	case <-empty:
 		return nil
 	case <-ctx.Done():
 	}
