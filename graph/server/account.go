@@ -51,7 +51,15 @@ func (a *account) charge(ctx context.Context, points int) ratelimit.Decision {
 	if a.limiter == nil {
 		return ratelimit.Decision{Allowed: true}
 	}
-	d := a.limiter.TakeN(ctx, a.id, int64(points), a.own)
+	id, own := a.id, a.own
+	if s := socketFrom(ctx); s != nil && !a.anonymous {
+		// A socket's operations are charged to its key's limits as the
+		// operation's own check found them, not as they were at the upgrade.
+		if v := s.currentViewer(); v.KeyID != "" {
+			id, own = v.KeyID, v.Limits
+		}
+	}
+	d := a.limiter.TakeN(ctx, id, int64(points), own)
 	a.charged, a.decision = true, d
 	httpapi.SetRateHeaders(a.c, d)
 	return d

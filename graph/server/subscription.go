@@ -50,6 +50,14 @@ func (t wsTransport) Supports(r *http.Request) bool {
 // Do implements graphql.Transport.
 func (t wsTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	s := &socket{ctx: context.WithoutCancel(r.Context()), svc: t.svc}
+	// A socket signed in by its upgrade's Authorization header is checked
+	// at every operation as one signed in by connection_init is (whose
+	// token, if it sends one, replaces this one).
+	if v, ok := viewer.FromContext(r.Context()); ok {
+		if a := accountFrom(r.Context()); a != nil && a.token != "" {
+			s.setToken(a.token, v)
+		}
+	}
 	ws := t.Websocket
 	ws.Implementation = guardedImplementation{WebsocketImplementation: ws.Implementation, s: s, initTimeout: t.initTimeout}
 	ws.Do(w, r.WithContext(context.WithValue(r.Context(), socketKey{}, s)), exec)

@@ -19,7 +19,6 @@ import (
 	"github.com/acme/itemsvc/ent/event"
 	"github.com/acme/itemsvc/ent/privacy"
 	"github.com/acme/itemsvc/internal/apperr"
-	"github.com/acme/itemsvc/internal/viewer"
 )
 
 // Options tune a Hub; zero values take the defaults.
@@ -104,6 +103,9 @@ type Hub struct {
 	admins map[*Subscription]struct{}
 	owners map[string]map[*Subscription]struct{}
 	perKey map[string]int
+	// open are the streams admitted and not yet released, replaying or
+	// live: those Recheck reaches.
+	open map[*Subscription]struct{}
 	// woken are the streams the current read queued events for, signalled
 	// once at its end (reused from read to read).
 	woken []*Subscription
@@ -142,6 +144,7 @@ func New(client *ent.Client, opts Options) *Hub {
 		admins:  map[*Subscription]struct{}{},
 		owners:  map[string]map[*Subscription]struct{}{},
 		perKey:  map[string]int{},
+		open:    map[*Subscription]struct{}{},
 	}
 	h.metrics = newMetrics(opts.Metrics)
 	return h
@@ -367,28 +370,78 @@ func (h *Hub) register(ctx context.Context, s *Subscription) (Position, error) {
 		return Position{}, err
 	}
 	h.subs[s] = struct{}{}
-	if s.viewer.Admin() {
-		h.admins[s] = struct{}{}
-	} else {
-		own := h.owners[s.viewer.UserID]
-		if own == nil {
-			own = map[*Subscription]struct{}{}
-			h.owners[s.viewer.UserID] = own
-		}
-		own[s] = struct{}{}
-	}
+	h.indexLocked(s)
 	h.metrics.subscribers.Inc()
 	return h.last, nil
 }
 
-// admit counts a new stream of v's key, or refuses it over PerKey.
-func (h *Hub) admit(v viewer.Viewer) error {
+// indexLocked files s under the fan-out's index for its role: with the
+// admins (every event) or with its user's streams. Called with mu held.
+func (h *Hub) indexLocked(s *Subscription) {
+	if s.admin.Load() {
+		h.admins[s] = struct{}{}
+		return
+	}
+	own := h.owners[s.viewer.UserID]
+	if own == nil {
+		own = map[*Subscription]struct{}{}
+		h.owners[s.viewer.UserID] = own
+	}
+	own[s] = struct{}{}
+}
+
+// unindexLocked takes s out of the fan-out's index. Called with mu held.
+func (h *Hub) unindexLocked(s *Subscription) {
+	delete(h.admins, s)
+	if own := h.owners[s.viewer.UserID]; own != nil {
+		delete(own, s)
+		if len(own) == 0 {
+			delete(h.owners, s.viewer.UserID)
+		}
+	}
+}
+
+// setAdmin gives s the role a check of its credential found, and files it
+// under the index of that role.
+func (h *Hub) setAdmin(s *Subscription, admin bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.perKey[v.KeyID] >= h.opts.PerKey {
+	if s.admin.Load() == admin {
+		return
+	}
+	_, registered := h.subs[s]
+	if registered {
+		h.unindexLocked(s)
+	}
+	s.admin.Store(admin)
+	if registered {
+		h.indexLocked(s)
+	}
+}
+
+// Recheck makes every open stream of the API key check its credential
+// again before it delivers another event: the key, or its user, changed on
+// this server (revoked, disabled, demoted), and the change must hold at
+// once rather than at the stream's next periodic check.
+func (h *Hub) Recheck(keyID string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for s := range h.open {
+		if s.viewer.KeyID == keyID {
+			s.askCheck()
+		}
+	}
+}
+
+// admit counts a new stream of its key, or refuses it over PerKey.
+func (h *Hub) admit(s *Subscription) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.perKey[s.viewer.KeyID] >= h.opts.PerKey {
 		return apperr.New(apperr.CodeRateLimited, fmt.Sprintf("this API key has %d event streams open on this server, the most it may; close one first", h.opts.PerKey))
 	}
-	h.perKey[v.KeyID]++
+	h.perKey[s.viewer.KeyID]++
+	h.open[s] = struct{}{}
 	return nil
 }
 
@@ -397,6 +450,7 @@ func (h *Hub) release(s *Subscription) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.removeLocked(s, nil)
+	delete(h.open, s)
 	if n := h.perKey[s.viewer.KeyID]; n <= 1 {
 		delete(h.perKey, s.viewer.KeyID)
 	} else {
@@ -409,13 +463,7 @@ func (h *Hub) release(s *Subscription) {
 func (h *Hub) removeLocked(s *Subscription, err error) {
 	if _, ok := h.subs[s]; ok {
 		delete(h.subs, s)
-		delete(h.admins, s)
-		if own := h.owners[s.viewer.UserID]; own != nil {
-			delete(own, s)
-			if len(own) == 0 {
-				delete(h.owners, s.viewer.UserID)
-			}
-		}
+		h.unindexLocked(s)
 		h.metrics.subscribers.Dec()
 	}
 	if len(h.subs) == 0 {

@@ -334,3 +334,62 @@ func TestLingerBatches(t *testing.T) {
 		t.Fatal("Linger held a closed stream")
 	}
 }
+
+// TestReauthorize: a stream delivers what its viewer may see now. Events
+// queued for an admin's stream before a demotion are not handed out after
+// it, later ones reach it only if they are the user's own, and a promotion
+// widens it again (the old code kept the role the stream opened with).
+func TestReauthorize(t *testing.T) {
+	f := newFeed(t, events.Options{FlushInterval: -1})
+	env := f.env
+	s := f.subscribe(as(env.Alice, viewer.RoleAdmin), events.Filter{})
+	f.create(env.Bob, "queued") // fanned out to the admin's stream...
+	if !testutil.Eventually(t, wait, func() bool {
+		f.hub.Notify()
+		return f.hub.Subscribers() == 1 && queued(s)
+	}) {
+		t.Fatal("the event never reached the stream's queue")
+	}
+	s.Reauthorize(as(env.Alice, viewer.RoleUser)) // ...then the viewer is demoted
+	f.create(env.Bob, "other")
+	f.create(env.Alice, "own")
+	if got := names(t, s, 1); got[0] != "own" {
+		t.Fatalf("after the demotion: %v, want [own]", got)
+	}
+	noMore(t, s)
+	s.Reauthorize(as(env.Alice, viewer.RoleAdmin))
+	f.create(env.Bob, "again")
+	if got := names(t, s, 1); got[0] != "again" {
+		t.Fatalf("after the promotion: %v, want [again]", got)
+	}
+}
+
+// queued reports whether a live event waits for s, without taking it.
+func queued(s *events.Subscription) bool { return events.Queued(s) > 0 }
+
+// TestRecheck: once the hub is told a key changed, its streams hand out no
+// further event before their owner checked the credential again
+// (ErrCheck), and another key's streams are not asked.
+func TestRecheck(t *testing.T) {
+	f := newFeed(t, events.Options{FlushInterval: -1})
+	env := f.env
+	alice := f.subscribe(as(env.Alice, viewer.RoleUser), events.Filter{})
+	bob := f.subscribe(as(env.Bob, viewer.RoleUser), events.Filter{})
+	f.create(env.Alice, "a")
+	f.create(env.Bob, "b")
+	f.hub.Recheck(env.Alice.KeyID)
+	if _, ok := alice.TryNext(); ok {
+		t.Fatal("TryNext handed out an event while a check was due")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	if _, err := alice.Next(ctx); !errors.Is(err, events.ErrCheck) {
+		t.Fatalf("Next: %v, want ErrCheck", err)
+	}
+	if got := names(t, alice, 1); got[0] != "a" {
+		t.Fatalf("after the check: %v", got)
+	}
+	if got := names(t, bob, 1); got[0] != "b" {
+		t.Fatalf("another key's stream: %v", got)
+	}
+}

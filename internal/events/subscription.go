@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/acme/itemsvc/ent"
@@ -99,9 +100,22 @@ const replayPage = 200
 // Subscription is one client's stream. Next, TryNext and Linger are called
 // from one goroutine, the stream's writer.
 type Subscription struct {
-	hub    *Hub
+	hub *Hub
+	// viewer is who opened the stream: its user and key never change. Its
+	// role does (a demotion, a promotion): admin is the role as the
+	// latest check of the stream's credential found it, which the tailer
+	// reads when it fans an event out and the writer again when it hands
+	// one out, so that an event queued before a demotion is not delivered
+	// after it.
 	viewer viewer.Viewer
+	admin  atomic.Bool
 	types  []string
+	// checkDue is set by the hub (Recheck) when the stream's credential
+	// changed on this server: the writer hands out nothing more until its
+	// owner has checked the credential again (NextOrCheck returns
+	// ErrCheck); recheck wakes a writer waiting for events.
+	checkDue atomic.Bool
+	recheck  chan struct{}
 
 	// mu guards queue: the live events the tailer handed over (once
 	// registered) and the writer has not taken yet. The tailer appends a
@@ -138,16 +152,18 @@ type Subscription struct {
 // Subscribe opens a stream of the events v may see, from after f.After (or
 // from now on when it is 0). The caller must Close it.
 func (h *Hub) Subscribe(ctx context.Context, v viewer.Viewer, f Filter) (*Subscription, error) {
-	if err := h.admit(v); err != nil {
-		return nil, err
-	}
 	s := &Subscription{
-		hub:    h,
-		viewer: v,
-		types:  f.Types,
-		ready:  make(chan struct{}, 1),
-		pos:    f.After,
-		ended:  make(chan struct{}),
+		hub:     h,
+		viewer:  v,
+		types:   f.Types,
+		ready:   make(chan struct{}, 1),
+		recheck: make(chan struct{}, 1),
+		pos:     f.After,
+		ended:   make(chan struct{}),
+	}
+	s.admin.Store(v.Admin())
+	if err := h.admit(s); err != nil {
+		return nil, err
 	}
 	if f.After.IsZero() {
 		// From now on: nothing to replay.
@@ -183,15 +199,49 @@ func (s *Subscription) Ended() <-chan struct{} { return s.ended }
 func (s *Subscription) Err() error { return s.err }
 
 // wants reports whether s gets ev: of a type it asked for and visible to its
-// viewer. Visibility is the Event policy's (ent/schema/event.go: an admin
-// sees all, a user the events of their own items, deleted ones included),
-// applied here to rows the tailer read once for all subscribers; replay
-// reads through the policy itself.
+// viewer.
 func (s *Subscription) wants(ev *Event) bool {
 	if len(s.types) > 0 && !slices.Contains(s.types, ev.Type) {
 		return false
 	}
-	return s.viewer.Admin() || ev.UserID == s.viewer.UserID
+	return s.visible(ev)
+}
+
+// visible reports whether the stream's viewer may see ev now. Visibility is
+// the Event policy's (ent/schema/event.go: an admin sees all, a user the
+// events of their own items, deleted ones included), applied here to rows
+// the tailer read once for all subscribers; replay reads through the policy
+// itself.
+func (s *Subscription) visible(ev *Event) bool {
+	return ev.UserID == s.viewer.UserID || s.admin.Load()
+}
+
+// current is the stream's viewer with its role as last checked.
+func (s *Subscription) current() viewer.Viewer {
+	v := s.viewer
+	v.Role = viewer.RoleUser
+	if s.admin.Load() {
+		v.Role = viewer.RoleAdmin
+	}
+	return v
+}
+
+// Reauthorize makes the stream deliver what v may see from now on: the
+// viewer a check of the stream's credential found (its role may have
+// changed since the stream opened). Events queued under the old role and
+// no longer visible are skipped.
+func (s *Subscription) Reauthorize(v viewer.Viewer) {
+	s.hub.setAdmin(s, v.Admin())
+}
+
+// askCheck makes the writer check the stream's credential before it hands
+// out another event (Recheck).
+func (s *Subscription) askCheck() {
+	s.checkDue.Store(true)
+	select {
+	case s.recheck <- struct{}{}:
+	default:
+	}
 }
 
 // ErrCheck is what NextOrCheck returns when its check channel fires, and
@@ -211,6 +261,9 @@ func (s *Subscription) Next(ctx context.Context) (Event, error) {
 // TryNext returns the next event if one is at hand (replayed, or live and
 // waiting), without blocking: a writer drains these before it flushes.
 func (s *Subscription) TryNext() (Event, bool) {
+	if s.checkDue.Load() {
+		return Event{}, false
+	}
 	if ev, ok := s.popPending(); ok {
 		return ev, true
 	}
@@ -227,7 +280,7 @@ func (s *Subscription) popLive() (Event, bool) {
 		for s.next < len(s.batch) {
 			ev := s.batch[s.next]
 			s.next++
-			if s.advance(*ev) {
+			if s.visible(ev) && s.advance(*ev) {
 				return *ev, true
 			}
 		}
@@ -326,10 +379,15 @@ func (s *Subscription) advance(ev Event) bool {
 }
 
 // NextOrCheck is Next that also returns ErrCheck when check fires while it
-// waits for a live event (the caller re-checks the client's credentials),
-// and ErrIdle when idle does (the caller sends a keep-alive).
+// waits for a live event, or the hub asked for a check (Recheck), before
+// it hands out another event (the caller checks the client's credentials
+// again, and Reauthorize), and ErrIdle when idle fires (the caller sends
+// a keep-alive).
 func (s *Subscription) NextOrCheck(ctx context.Context, check, idle <-chan time.Time) (Event, error) {
 	for {
+		if s.checkDue.Swap(false) {
+			return Event{}, ErrCheck
+		}
 		if ev, ok := s.popPending(); ok {
 			return ev, nil
 		}
@@ -344,6 +402,7 @@ func (s *Subscription) NextOrCheck(ctx context.Context, check, idle <-chan time.
 		}
 		select {
 		case <-s.ready:
+		case <-s.recheck:
 		case <-s.ended:
 			if s.err == nil {
 				return Event{}, context.Canceled
@@ -373,7 +432,7 @@ func (s *Subscription) replay(ctx context.Context) error {
 	if len(s.types) > 0 {
 		q.Where(event.TypeIn(s.types...))
 	}
-	qctx, cancel := context.WithTimeout(viewer.NewContext(ctx, s.viewer), s.hub.opts.QueryTimeout)
+	qctx, cancel := context.WithTimeout(viewer.NewContext(ctx, s.current()), s.hub.opts.QueryTimeout)
 	rows, err := q.All(qctx)
 	cancel()
 	if err != nil {

@@ -176,9 +176,12 @@ type StreamParams struct {
 	// see. Empty: from now on.
 	After string
 	// Token is the access token the stream was opened with: it must hold
-	// now (unexpired, its key unrevoked), is checked again every
-	// Options.StreamRecheck and at its expiry, and the stream ends with
-	// TOKEN_EXPIRED or UNAUTHORIZED when it no longer holds.
+	// now (unexpired, its key unrevoked, its user enabled), is checked
+	// again every Options.StreamRecheck, at its expiry and at once when
+	// its key or user changes on this server, and the stream ends with
+	// TOKEN_EXPIRED or UNAUTHORIZED when it no longer holds. Each check's
+	// viewer is the one the stream delivers for from then on: a user
+	// demoted from admin gets their own items' events only.
 	Token string
 }
 
@@ -214,8 +217,9 @@ func (s *Service) SubscribeEvents(ctx context.Context, p StreamParams) (*Stream,
 		}
 	}
 	// The viewer may have been authenticated long ago (a WebSocket's
-	// connection_init): the token must still hold, by REST's rule.
-	if _, err := s.Authenticate(ctx, p.Token); err != nil {
+	// upgrade or connection_init): the token must still hold, by REST's
+	// rule, and the stream runs as the viewer it stands for now.
+	if v, err = s.Authenticate(ctx, p.Token); err != nil {
 		return nil, err
 	}
 	claims, err := s.tokens.Parse(p.Token)
@@ -254,9 +258,11 @@ func (st *Stream) NextOrIdle(ctx context.Context, idle <-chan time.Time) (events
 		if !errors.Is(err, events.ErrCheck) {
 			return ev, err
 		}
-		if _, err := st.svc.authenticate(ctx, st.token, st.svc.opts.StreamRecheck); err != nil {
+		v, err := st.svc.authenticate(ctx, st.token, st.svc.opts.StreamRecheck)
+		if err != nil {
 			return events.Event{}, err
 		}
+		st.Reauthorize(v)
 		st.check.Reset(st.untilCheck())
 	}
 }

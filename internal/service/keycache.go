@@ -60,10 +60,14 @@ type keyCache struct {
 	mu      sync.RWMutex
 	ttl     time.Duration
 	entries map[string]keyState
+	// changed, if set, is told of every key forgotten: its state changed
+	// on this server (revoked, limits, its user's role or disabled), and
+	// what still runs with the old state (open streams) must check again.
+	changed func(keyID string)
 }
 
-func newKeyCache(ttl time.Duration) *keyCache {
-	return &keyCache{ttl: ttl, entries: map[string]keyState{}}
+func newKeyCache(ttl time.Duration, changed func(keyID string)) *keyCache {
+	return &keyCache{ttl: ttl, entries: map[string]keyState{}, changed: changed}
 }
 
 // get returns a key's state if it was read less than maxAge ago (and
@@ -84,8 +88,13 @@ func (c *keyCache) put(keyID string, st keyState) {
 	c.mu.Unlock()
 }
 
+// forget drops a key's state after a change to it committed, so that the
+// next check reads it anew, and tells changed.
 func (c *keyCache) forget(keyID string) {
 	c.mu.Lock()
 	delete(c.entries, keyID)
 	c.mu.Unlock()
+	if c.changed != nil {
+		c.changed(keyID)
+	}
 }

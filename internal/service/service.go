@@ -101,10 +101,14 @@ func New(client *ent.Client, tokens *auth.Tokens, opts Options) *Service {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	var changed func(string)
+	if opts.Events != nil {
+		changed = opts.Events.Recheck // a key's open streams check again at once
+	}
 	return &Service{
 		db:     client,
 		tokens: tokens,
-		keys:   newKeyCache(opts.KeyRecheck),
+		keys:   newKeyCache(opts.KeyRecheck, changed),
 		opts:   opts,
 		log:    opts.Logger,
 	}

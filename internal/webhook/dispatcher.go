@@ -370,7 +370,7 @@ func (d *Dispatcher) fanOut(ctx context.Context) (n int, err error) {
 		Where(
 			webhookendpoint.Or(
 				webhookendpoint.UserIDIn(owners...),
-				webhookendpoint.HasOwnerWith(user.RoleEQ(user.RoleAdmin)),
+				webhookendpoint.HasOwnerWith(user.RoleEQ(user.RoleAdmin), user.Disabled(false)),
 			),
 		).
 		WithOwner().
@@ -408,9 +408,20 @@ func (d *Dispatcher) fanOut(ctx context.Context) (n int, err error) {
 
 // wants reports whether an endpoint receives an event.
 func wants(ep *ent.WebhookEndpoint, ev *ent.Event) bool {
-	owner := ep.UserID == ev.UserID || (ep.Edges.Owner != nil && ep.Edges.Owner.Role == user.RoleAdmin)
 	subscribed := len(ep.Events) == 0 || slices.Contains(ep.Events, ev.Type)
-	return owner && subscribed && !ep.CreatedAt.After(ev.CreatedAt)
+	return entitled(ep, ev) && subscribed && !ep.CreatedAt.After(ev.CreatedAt)
+}
+
+// entitled reports whether an endpoint's owner (loaded with it) may receive
+// an event now: of their own item, or of anyone's as an admin; a disabled
+// owner nothing. Checked when the event is fanned out and again before each
+// attempt, so that an endpoint's rights follow its owner's as they are.
+func entitled(ep *ent.WebhookEndpoint, ev *ent.Event) bool {
+	owner := ep.Edges.Owner
+	if owner == nil || owner.Disabled {
+		return false
+	}
+	return ep.UserID == ev.UserID || owner.Role == user.RoleAdmin
 }
 
 // claim takes up to n due deliveries of active endpoints for this dispatcher
@@ -471,7 +482,7 @@ func (d *Dispatcher) claim(ctx context.Context, n, failingN int) (claimed []*ent
 		Where(due(now)...).
 		Order(delivery.ByNextAttemptAt(), delivery.ByCreatedAt(), delivery.ByID()).
 		WithEvent().
-		WithEndpoint()
+		WithEndpoint(func(q *ent.WebhookEndpointQuery) { q.WithOwner() })
 	if d.skipLocked {
 		q.ForUpdate(sql.WithLockAction(sql.SkipLocked))
 	}
@@ -539,7 +550,15 @@ type result struct {
 	// SECRET_KEY, so nothing was sent. The failure is the server's, not the
 	// receiver's: it does not count against the endpoint's breaker.
 	unopenable bool
+	// unentitled: the endpoint's owner may no longer receive the event
+	// (disabled, or no longer an admin), so nothing was sent; the delivery
+	// fails at once and does not count against the breaker either.
+	unentitled bool
 }
+
+// NotEntitled is the error an attempt records when the endpoint's owner may
+// no longer receive its event: nothing was sent.
+const NotEntitled = "not sent: the endpoint's owner may no longer receive this event (disabled, or no longer an admin)"
 
 // SecretUnopenable is the error an attempt records when the endpoint's
 // signing secret does not open with the server's SECRET_KEY (it was changed
@@ -561,7 +580,7 @@ func (d *Dispatcher) attempt(ctx, sendCtx context.Context, dl *ent.Delivery) {
 	// Recording outlives shutdown: an attempt that was made is written down.
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	if res.err != nil && !res.unopenable && sendCtx.Err() != nil {
+	if res.err != nil && !res.unopenable && !res.unentitled && sendCtx.Err() != nil {
 		if err := d.release(rctx, dl.ID); err != nil {
 			d.log.WarnContext(rctx, "release delivery", "delivery", dl.ID, "err", err)
 		}
@@ -610,6 +629,9 @@ func (d *Dispatcher) logUnopenable(ctx context.Context, endpointID string) {
 func (d *Dispatcher) send(ctx context.Context, ev *ent.Event, ep *ent.WebhookEndpoint) result {
 	if ev == nil || ep == nil {
 		return result{err: errors.New("delivery without its event or endpoint")}
+	}
+	if !entitled(ep, ev) {
+		return result{err: errors.New(NotEntitled), unentitled: true}
 	}
 	payload, err := Payload(ev)
 	if err != nil {
@@ -661,7 +683,7 @@ func (d *Dispatcher) outcome(n int, res result, now time.Time) (string, time.Tim
 		return OutcomeSucceeded, time.Time{}
 	case res.err == nil && res.status == http.StatusGone:
 		return OutcomeDisabled, time.Time{}
-	case n > len(d.opts.Schedule):
+	case res.unentitled, n > len(d.opts.Schedule):
 		return OutcomeFailed, time.Time{}
 	}
 	delay := d.opts.Jitter(d.opts.Schedule[n-1])
@@ -677,6 +699,8 @@ func (d *Dispatcher) describe(res result) string {
 	switch {
 	case res.unopenable:
 		return SecretUnopenable
+	case res.unentitled:
+		return NotEntitled
 	case res.err == nil && res.status >= 200 && res.status < 300:
 		return ""
 	case res.err == nil:
@@ -770,7 +794,7 @@ func (d *Dispatcher) record(ctx context.Context, dl *ent.Delivery, res result) (
 	case OutcomeRetrying, OutcomeFailed:
 		// A secret this server cannot open is not the receiver's failure:
 		// its breaker and its share of the slots stay as they were.
-		if res.unopenable {
+		if res.unopenable || res.unentitled {
 			break
 		}
 		if tripped, err = d.countFailure(ctx, tx, dl.EndpointID, now); err != nil {
