@@ -61,10 +61,11 @@ type IdempotencyScope struct {
 // request is 422 IDEMPOTENCY_KEY_REUSED; a retry while the first still
 // runs is 409 IDEMPOTENCY_KEY_IN_USE with Retry-After. A request without
 // the header, or without a viewer (nothing to scope the key to), runs as
-// it always did. It goes after authentication, the rate limit and the
-// scope check, so that a replay passes them as the viewer is now, like any
-// request; the service refuses it to a weaker caller than the first
-// (service.Idempotent).
+// it always did. It goes after authentication and the rate limit (and on
+// REST the scope check; GraphQL's executor checks a replay itself:
+// IdempotencyScope.Replay), so that a replay passes them as the viewer is
+// now, like any request; the service refuses it to a weaker caller than
+// the first (service.Idempotent).
 func Idempotent(svc *service.Service, scope IdempotencyScope) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		keys := c.Request.Header.Values(HeaderIdempotencyKey)
