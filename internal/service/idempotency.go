@@ -398,7 +398,7 @@ func replayAllowed(ctx context.Context, v viewer.Viewer, role string) error {
 // withoutSecrets is body with each JSON string that is one of secrets
 // replaced by null, or with the object member it is the value of left out
 // (drop). A secret is made of characters JSON writes as they are (letters,
-// digits, '_', '-', '.'), so its string is found as "secret" in the body,
+// digits, '_', '-', '.', '/', '+'), so its string is found as "secret" in the body,
 // whatever the field's name or alias, and however deep.
 func withoutSecrets(body []byte, secrets []string, drop bool) []byte {
 	for _, sec := range secrets {
