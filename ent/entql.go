@@ -152,6 +152,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			idempotencykey.FieldFingerprint: {Type: field.TypeString, Column: idempotencykey.FieldFingerprint},
 			idempotencykey.FieldState:       {Type: field.TypeString, Column: idempotencykey.FieldState},
 			idempotencykey.FieldClaim:       {Type: field.TypeString, Column: idempotencykey.FieldClaim},
+			idempotencykey.FieldRole:        {Type: field.TypeString, Column: idempotencykey.FieldRole},
 			idempotencykey.FieldStatus:      {Type: field.TypeInt, Column: idempotencykey.FieldStatus},
 			idempotencykey.FieldBody:        {Type: field.TypeString, Column: idempotencykey.FieldBody},
 			idempotencykey.FieldLocation:    {Type: field.TypeString, Column: idempotencykey.FieldLocation},
@@ -988,6 +989,11 @@ func (f *IdempotencyKeyFilter) WhereState(p entql.StringP) {
 // WhereClaim applies the entql string predicate on the claim field.
 func (f *IdempotencyKeyFilter) WhereClaim(p entql.StringP) {
 	f.Where(p.Field(idempotencykey.FieldClaim))
+}
+
+// WhereRole applies the entql string predicate on the role field.
+func (f *IdempotencyKeyFilter) WhereRole(p entql.StringP) {
+	f.Where(p.Field(idempotencykey.FieldRole))
 }
 
 // WhereStatus applies the entql int predicate on the status field.

@@ -27,6 +27,8 @@ type IdempotencyKey struct {
 	State string `json:"state,omitempty"`
 	// Claim holds the value of the "claim" field.
 	Claim string `json:"claim,omitempty"`
+	// Role holds the value of the "role" field.
+	Role string `json:"role,omitempty"`
 	// Status holds the value of the "status" field.
 	Status int `json:"status,omitempty"`
 	// Body holds the value of the "body" field.
@@ -51,7 +53,7 @@ func (*IdempotencyKey) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case idempotencykey.FieldID, idempotencykey.FieldStatus:
 			values[i] = new(sql.NullInt64)
-		case idempotencykey.FieldUserID, idempotencykey.FieldKey, idempotencykey.FieldFingerprint, idempotencykey.FieldState, idempotencykey.FieldClaim, idempotencykey.FieldBody, idempotencykey.FieldLocation, idempotencykey.FieldEtag:
+		case idempotencykey.FieldUserID, idempotencykey.FieldKey, idempotencykey.FieldFingerprint, idempotencykey.FieldState, idempotencykey.FieldClaim, idempotencykey.FieldRole, idempotencykey.FieldBody, idempotencykey.FieldLocation, idempotencykey.FieldEtag:
 			values[i] = new(sql.NullString)
 		case idempotencykey.FieldCreatedAt, idempotencykey.FieldClaimedAt, idempotencykey.FieldExpiresAt:
 			values[i] = new(sql.NullTime)
@@ -105,6 +107,12 @@ func (_m *IdempotencyKey) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field claim", values[i])
 			} else if value.Valid {
 				_m.Claim = value.String
+			}
+		case idempotencykey.FieldRole:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field role", values[i])
+			} else if value.Valid {
+				_m.Role = value.String
 			}
 		case idempotencykey.FieldStatus:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
@@ -198,6 +206,9 @@ func (_m *IdempotencyKey) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("claim=")
 	builder.WriteString(_m.Claim)
+	builder.WriteString(", ")
+	builder.WriteString("role=")
+	builder.WriteString(_m.Role)
 	builder.WriteString(", ")
 	builder.WriteString("status=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Status))

@@ -52,6 +52,20 @@ func (_c *IdempotencyKeyCreate) SetClaim(v string) *IdempotencyKeyCreate {
 	return _c
 }
 
+// SetRole sets the "role" field.
+func (_c *IdempotencyKeyCreate) SetRole(v string) *IdempotencyKeyCreate {
+	_c.mutation.SetRole(v)
+	return _c
+}
+
+// SetNillableRole sets the "role" field if the given value is not nil.
+func (_c *IdempotencyKeyCreate) SetNillableRole(v *string) *IdempotencyKeyCreate {
+	if v != nil {
+		_c.SetRole(*v)
+	}
+	return _c
+}
+
 // SetStatus sets the "status" field.
 func (_c *IdempotencyKeyCreate) SetStatus(v int) *IdempotencyKeyCreate {
 	_c.mutation.SetStatus(v)
@@ -231,6 +245,10 @@ func (_c *IdempotencyKeyCreate) createSpec() (*IdempotencyKey, *sqlgraph.CreateS
 		_spec.SetField(idempotencykey.FieldClaim, field.TypeString, value)
 		_node.Claim = value
 	}
+	if value, ok := _c.mutation.Role(); ok {
+		_spec.SetField(idempotencykey.FieldRole, field.TypeString, value)
+		_node.Role = value
+	}
 	if value, ok := _c.mutation.Status(); ok {
 		_spec.SetField(idempotencykey.FieldStatus, field.TypeInt, value)
 		_node.Status = value
@@ -332,6 +350,24 @@ func (u *IdempotencyKeyUpsert) SetClaim(v string) *IdempotencyKeyUpsert {
 // UpdateClaim sets the "claim" field to the value that was provided on create.
 func (u *IdempotencyKeyUpsert) UpdateClaim() *IdempotencyKeyUpsert {
 	u.SetExcluded(idempotencykey.FieldClaim)
+	return u
+}
+
+// SetRole sets the "role" field.
+func (u *IdempotencyKeyUpsert) SetRole(v string) *IdempotencyKeyUpsert {
+	u.Set(idempotencykey.FieldRole, v)
+	return u
+}
+
+// UpdateRole sets the "role" field to the value that was provided on create.
+func (u *IdempotencyKeyUpsert) UpdateRole() *IdempotencyKeyUpsert {
+	u.SetExcluded(idempotencykey.FieldRole)
+	return u
+}
+
+// ClearRole clears the value of the "role" field.
+func (u *IdempotencyKeyUpsert) ClearRole() *IdempotencyKeyUpsert {
+	u.SetNull(idempotencykey.FieldRole)
 	return u
 }
 
@@ -516,6 +552,27 @@ func (u *IdempotencyKeyUpsertOne) SetClaim(v string) *IdempotencyKeyUpsertOne {
 func (u *IdempotencyKeyUpsertOne) UpdateClaim() *IdempotencyKeyUpsertOne {
 	return u.Update(func(s *IdempotencyKeyUpsert) {
 		s.UpdateClaim()
+	})
+}
+
+// SetRole sets the "role" field.
+func (u *IdempotencyKeyUpsertOne) SetRole(v string) *IdempotencyKeyUpsertOne {
+	return u.Update(func(s *IdempotencyKeyUpsert) {
+		s.SetRole(v)
+	})
+}
+
+// UpdateRole sets the "role" field to the value that was provided on create.
+func (u *IdempotencyKeyUpsertOne) UpdateRole() *IdempotencyKeyUpsertOne {
+	return u.Update(func(s *IdempotencyKeyUpsert) {
+		s.UpdateRole()
+	})
+}
+
+// ClearRole clears the value of the "role" field.
+func (u *IdempotencyKeyUpsertOne) ClearRole() *IdempotencyKeyUpsertOne {
+	return u.Update(func(s *IdempotencyKeyUpsert) {
+		s.ClearRole()
 	})
 }
 
@@ -882,6 +939,27 @@ func (u *IdempotencyKeyUpsertBulk) SetClaim(v string) *IdempotencyKeyUpsertBulk 
 func (u *IdempotencyKeyUpsertBulk) UpdateClaim() *IdempotencyKeyUpsertBulk {
 	return u.Update(func(s *IdempotencyKeyUpsert) {
 		s.UpdateClaim()
+	})
+}
+
+// SetRole sets the "role" field.
+func (u *IdempotencyKeyUpsertBulk) SetRole(v string) *IdempotencyKeyUpsertBulk {
+	return u.Update(func(s *IdempotencyKeyUpsert) {
+		s.SetRole(v)
+	})
+}
+
+// UpdateRole sets the "role" field to the value that was provided on create.
+func (u *IdempotencyKeyUpsertBulk) UpdateRole() *IdempotencyKeyUpsertBulk {
+	return u.Update(func(s *IdempotencyKeyUpsert) {
+		s.UpdateRole()
+	})
+}
+
+// ClearRole clears the value of the "role" field.
+func (u *IdempotencyKeyUpsertBulk) ClearRole() *IdempotencyKeyUpsertBulk {
+	return u.Update(func(s *IdempotencyKeyUpsert) {
+		s.ClearRole()
 	})
 }
 

@@ -57,6 +57,26 @@ func (_u *IdempotencyKeyUpdate) SetNillableClaim(v *string) *IdempotencyKeyUpdat
 	return _u
 }
 
+// SetRole sets the "role" field.
+func (_u *IdempotencyKeyUpdate) SetRole(v string) *IdempotencyKeyUpdate {
+	_u.mutation.SetRole(v)
+	return _u
+}
+
+// SetNillableRole sets the "role" field if the given value is not nil.
+func (_u *IdempotencyKeyUpdate) SetNillableRole(v *string) *IdempotencyKeyUpdate {
+	if v != nil {
+		_u.SetRole(*v)
+	}
+	return _u
+}
+
+// ClearRole clears the value of the "role" field.
+func (_u *IdempotencyKeyUpdate) ClearRole() *IdempotencyKeyUpdate {
+	_u.mutation.ClearRole()
+	return _u
+}
+
 // SetStatus sets the "status" field.
 func (_u *IdempotencyKeyUpdate) SetStatus(v int) *IdempotencyKeyUpdate {
 	_u.mutation.ResetStatus()
@@ -225,6 +245,12 @@ func (_u *IdempotencyKeyUpdate) sqlSave(ctx context.Context) (_node int, err err
 	if value, ok := _u.mutation.Claim(); ok {
 		_spec.SetField(idempotencykey.FieldClaim, field.TypeString, value)
 	}
+	if value, ok := _u.mutation.Role(); ok {
+		_spec.SetField(idempotencykey.FieldRole, field.TypeString, value)
+	}
+	if _u.mutation.RoleCleared() {
+		_spec.ClearField(idempotencykey.FieldRole, field.TypeString)
+	}
 	if value, ok := _u.mutation.Status(); ok {
 		_spec.SetField(idempotencykey.FieldStatus, field.TypeInt, value)
 	}
@@ -305,6 +331,26 @@ func (_u *IdempotencyKeyUpdateOne) SetNillableClaim(v *string) *IdempotencyKeyUp
 	if v != nil {
 		_u.SetClaim(*v)
 	}
+	return _u
+}
+
+// SetRole sets the "role" field.
+func (_u *IdempotencyKeyUpdateOne) SetRole(v string) *IdempotencyKeyUpdateOne {
+	_u.mutation.SetRole(v)
+	return _u
+}
+
+// SetNillableRole sets the "role" field if the given value is not nil.
+func (_u *IdempotencyKeyUpdateOne) SetNillableRole(v *string) *IdempotencyKeyUpdateOne {
+	if v != nil {
+		_u.SetRole(*v)
+	}
+	return _u
+}
+
+// ClearRole clears the value of the "role" field.
+func (_u *IdempotencyKeyUpdateOne) ClearRole() *IdempotencyKeyUpdateOne {
+	_u.mutation.ClearRole()
 	return _u
 }
 
@@ -505,6 +551,12 @@ func (_u *IdempotencyKeyUpdateOne) sqlSave(ctx context.Context) (_node *Idempote
 	}
 	if value, ok := _u.mutation.Claim(); ok {
 		_spec.SetField(idempotencykey.FieldClaim, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.Role(); ok {
+		_spec.SetField(idempotencykey.FieldRole, field.TypeString, value)
+	}
+	if _u.mutation.RoleCleared() {
+		_spec.ClearField(idempotencykey.FieldRole, field.TypeString)
 	}
 	if value, ok := _u.mutation.Status(); ok {
 		_spec.SetField(idempotencykey.FieldStatus, field.TypeInt, value)

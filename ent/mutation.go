@@ -4976,6 +4976,7 @@ type IdempotencyKeyMutation struct {
 	fingerprint   *string
 	state         *string
 	claim         *string
+	role          *string
 	status        *int
 	addstatus     *int
 	body          *string
@@ -5266,6 +5267,55 @@ func (m *IdempotencyKeyMutation) OldClaim(ctx context.Context) (v string, err er
 // ResetClaim resets all changes to the "claim" field.
 func (m *IdempotencyKeyMutation) ResetClaim() {
 	m.claim = nil
+}
+
+// SetRole sets the "role" field.
+func (m *IdempotencyKeyMutation) SetRole(s string) {
+	m.role = &s
+}
+
+// Role returns the value of the "role" field in the mutation.
+func (m *IdempotencyKeyMutation) Role() (r string, exists bool) {
+	v := m.role
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRole returns the old "role" field's value of the IdempotencyKey entity.
+// If the IdempotencyKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *IdempotencyKeyMutation) OldRole(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRole is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRole requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRole: %w", err)
+	}
+	return oldValue.Role, nil
+}
+
+// ClearRole clears the value of the "role" field.
+func (m *IdempotencyKeyMutation) ClearRole() {
+	m.role = nil
+	m.clearedFields[idempotencykey.FieldRole] = struct{}{}
+}
+
+// RoleCleared returns if the "role" field was cleared in this mutation.
+func (m *IdempotencyKeyMutation) RoleCleared() bool {
+	_, ok := m.clearedFields[idempotencykey.FieldRole]
+	return ok
+}
+
+// ResetRole resets all changes to the "role" field.
+func (m *IdempotencyKeyMutation) ResetRole() {
+	m.role = nil
+	delete(m.clearedFields, idempotencykey.FieldRole)
 }
 
 // SetStatus sets the "status" field.
@@ -5627,7 +5677,7 @@ func (m *IdempotencyKeyMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *IdempotencyKeyMutation) Fields() []string {
-	fields := make([]string, 0, 12)
+	fields := make([]string, 0, 13)
 	if m.user_id != nil {
 		fields = append(fields, idempotencykey.FieldUserID)
 	}
@@ -5642,6 +5692,9 @@ func (m *IdempotencyKeyMutation) Fields() []string {
 	}
 	if m.claim != nil {
 		fields = append(fields, idempotencykey.FieldClaim)
+	}
+	if m.role != nil {
+		fields = append(fields, idempotencykey.FieldRole)
 	}
 	if m.status != nil {
 		fields = append(fields, idempotencykey.FieldStatus)
@@ -5682,6 +5735,8 @@ func (m *IdempotencyKeyMutation) Field(name string) (ent.Value, bool) {
 		return m.State()
 	case idempotencykey.FieldClaim:
 		return m.Claim()
+	case idempotencykey.FieldRole:
+		return m.Role()
 	case idempotencykey.FieldStatus:
 		return m.Status()
 	case idempotencykey.FieldBody:
@@ -5715,6 +5770,8 @@ func (m *IdempotencyKeyMutation) OldField(ctx context.Context, name string) (ent
 		return m.OldState(ctx)
 	case idempotencykey.FieldClaim:
 		return m.OldClaim(ctx)
+	case idempotencykey.FieldRole:
+		return m.OldRole(ctx)
 	case idempotencykey.FieldStatus:
 		return m.OldStatus(ctx)
 	case idempotencykey.FieldBody:
@@ -5772,6 +5829,13 @@ func (m *IdempotencyKeyMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetClaim(v)
+		return nil
+	case idempotencykey.FieldRole:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRole(v)
 		return nil
 	case idempotencykey.FieldStatus:
 		v, ok := value.(int)
@@ -5867,6 +5931,9 @@ func (m *IdempotencyKeyMutation) AddField(name string, value ent.Value) error {
 // mutation.
 func (m *IdempotencyKeyMutation) ClearedFields() []string {
 	var fields []string
+	if m.FieldCleared(idempotencykey.FieldRole) {
+		fields = append(fields, idempotencykey.FieldRole)
+	}
 	if m.FieldCleared(idempotencykey.FieldStatus) {
 		fields = append(fields, idempotencykey.FieldStatus)
 	}
@@ -5893,6 +5960,9 @@ func (m *IdempotencyKeyMutation) FieldCleared(name string) bool {
 // error if the field is not defined in the schema.
 func (m *IdempotencyKeyMutation) ClearField(name string) error {
 	switch name {
+	case idempotencykey.FieldRole:
+		m.ClearRole()
+		return nil
 	case idempotencykey.FieldStatus:
 		m.ClearStatus()
 		return nil
@@ -5927,6 +5997,9 @@ func (m *IdempotencyKeyMutation) ResetField(name string) error {
 		return nil
 	case idempotencykey.FieldClaim:
 		m.ResetClaim()
+		return nil
+	case idempotencykey.FieldRole:
+		m.ResetRole()
 		return nil
 	case idempotencykey.FieldStatus:
 		m.ResetStatus()

@@ -118,11 +118,11 @@ func TestIdempotencyKeyContract(t *testing.T) {
 		{name: "an empty key is refused", as: alice, body: `{"name":"x"}`, key: " ", status: 400, code: "VALIDATION_ERROR"},
 		{name: "a failure is not recorded", as: alice, body: `{"name":""}`, key: "k2", status: 400, code: "VALIDATION_ERROR"},
 		{name: "so the fixed request may reuse its key", as: alice, body: `{"name":"fixed"}`, key: "k2", status: 201},
-		{name: "a webhook's creation replays with its secret", as: alice, path: "/v1/webhooks",
+		{name: "a webhook's creation replays without its secret", as: alice, path: "/v1/webhooks",
 			body: `{"url":"https://hooks.example.com/hook"}`, key: "w1", status: 201,
 			check: func(t *testing.T, r *testutil.Response) {
 				again := env.Do(testutil.Request{Method: "POST", Path: "/v1/webhooks", Token: alice.Token, Body: `{"url":"https://hooks.example.com/hook"}`, Headers: keyed("w1")})
-				if again.Status != 201 || again.Header.Get("Idempotent-Replayed") != "true" || string(again.Body) != string(r.Body) {
+				if again.Status != 201 || again.Header.Get("Idempotent-Replayed") != "true" || strings.Contains(string(again.Body), `"secret"`) {
 					t.Fatalf("replay: %d %v %s", again.Status, again.Header, again.Body)
 				}
 				if !strings.Contains(string(r.Body), `"secret":"whsec_`) {

@@ -22,6 +22,8 @@ const (
 	FieldState = "state"
 	// FieldClaim holds the string denoting the claim field in the database.
 	FieldClaim = "claim"
+	// FieldRole holds the string denoting the role field in the database.
+	FieldRole = "role"
 	// FieldStatus holds the string denoting the status field in the database.
 	FieldStatus = "status"
 	// FieldBody holds the string denoting the body field in the database.
@@ -48,6 +50,7 @@ var Columns = []string{
 	FieldFingerprint,
 	FieldState,
 	FieldClaim,
+	FieldRole,
 	FieldStatus,
 	FieldBody,
 	FieldLocation,
@@ -108,6 +111,11 @@ func ByState(opts ...sql.OrderTermOption) OrderOption {
 // ByClaim orders the results by the claim field.
 func ByClaim(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldClaim, opts...).ToFunc()
+}
+
+// ByRole orders the results by the role field.
+func ByRole(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldRole, opts...).ToFunc()
 }
 
 // ByStatus orders the results by the status field.

@@ -42,9 +42,17 @@ func (IdempotencyKey) Fields() []ent.Field {
 		// request may mark it done, so a claim taken over after a crash
 		// is never completed twice.
 		field.String("claim"),
-		// The recorded response: HTTP status, body (sealed with the
-		// server's secret box when one is set: a webhook's signing secret
-		// is in it), and its Location and ETag headers.
+		// The role of the caller whose request made the change (user or
+		// admin): a replay is served only to a caller who still has it, so
+		// that what an admin's request answered never reaches the same
+		// user once demoted. Empty on records made before it was kept.
+		field.String("role").
+			Optional(),
+		// The recorded response: HTTP status, body (JSON, or deflated
+		// JSON in base64 behind a marker, never more than
+		// service.MaxIdempotentRecord bytes; no secret a response showed:
+		// the service writes null in its place), and its Location and
+		// ETag headers.
 		field.Int("status").
 			Optional(),
 		field.Text("body").

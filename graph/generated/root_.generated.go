@@ -2526,7 +2526,7 @@ extend type Mutation {
   Registers a webhook endpoint owned by the caller (REST: POST
   /v1/webhooks). This answer carries the signing secret in secret; no other
   answer shows it, so keep it now. With an Idempotency-Key header, a retry
-  answers the same endpoint and secret.
+  answers the same endpoint with secret null: no record keeps the secret.
   """
   createWebhook(
     "The endpoint: url is required."

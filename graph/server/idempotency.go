@@ -4,14 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
-	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
 
 	"github.com/gin-gonic/gin"
 	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
 	"github.com/vektah/gqlparser/v2/parser"
 
 	"github.com/acme/itemsvc/internal/apperr"
@@ -19,29 +18,26 @@ import (
 	"github.com/acme/itemsvc/internal/service"
 )
 
-// replayPoints is what a replayed mutation spends of the rate limit: the
-// point of its one mutation field. Scans in its selection are not run
-// again, so not charged again.
-const replayPoints = 1
-
 // Idempotency is httpapi.Idempotent for POST /graphql (DESIGN §7): an
-// Idempotency-Key applies to an operation of exactly one mutation field,
-// the request being its query, operation name and variables. A query or
-// subscription runs as if the header were absent (it changes nothing, and
-// a retry of it is safe already); a mutation of several fields is refused
-// with VALIDATION_ERROR on Idempotency-Key, since one key cannot name
-// several changes (and a WebSocket upgrade refuses the key: noKeyOnSockets).
-// Whether the change succeeded is read from the executed response
-// (recordOutcome), whatever the framing the client asked for: a response
-// with errors, or none, rolls the change back and is not recorded, and the
-// key is free again. A replay is the recorded response in the framing the retry asks
-// for (JSON or an event stream), and spends replayPoints of the rate limit.
+// Idempotency-Key applies to an operation of exactly one mutation field
+// other than login, the request being its query, operation name and
+// variables. A query, a subscription or login runs as if the header were
+// absent (it changes nothing, and a retry of it is safe already; login's
+// answer is a token, which nothing keeps); a mutation of several fields is
+// refused with VALIDATION_ERROR on Idempotency-Key, since one key cannot
+// name several changes (and a WebSocket upgrade refuses the key:
+// noKeyOnSockets). Whether the change succeeded is read from the executed
+// response (recordOutcome), whatever the framing the client asked for: a
+// response with errors, or none, rolls the change back and is not
+// recorded, and the key is free again. A replay runs through the executor
+// like the first request, priced, charged and checked (writeScope) as the
+// viewer is now, and answers the recorded data in place of running the
+// mutation (replayed), in the framing the retry asks for.
 func Idempotency(svc *service.Service) gin.HandlerFunc {
 	return httpapi.Idempotent(svc, httpapi.IdempotencyScope{
 		Fingerprint: mutationFingerprint,
 		Track:       trackOutcome,
-		Replay:      chargeReplay,
-		Render:      renderReplay,
+		Replay:      replayThroughExecutor,
 	})
 }
 
@@ -64,8 +60,9 @@ func trackOutcome(ctx context.Context) (context.Context, func() ([]byte, bool)) 
 
 // recordOutcome notes the response of a keyed request's mutation, as the
 // executor made it and before any transport frames it: a success is a
-// mutation's one response with data and no errors, and its JSON (as the
-// POST transport writes it) is what a retry replays.
+// mutation's one response with data and no errors, and its data, as
+// {"data": …}, is what a retry replays (its extensions are the retry's
+// own: the cost it is charged).
 func recordOutcome(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 	resp := next(ctx)
 	o, _ := ctx.Value(outcomeKey{}).(*outcome)
@@ -77,29 +74,67 @@ func recordOutcome(ctx context.Context, next graphql.ResponseHandler) *graphql.R
 	o.ok = op != nil && op.Operation == ast.Mutation && len(resp.Errors) == 0 &&
 		len(resp.Data) > 0 && string(resp.Data) != "null"
 	if o.ok {
-		var b bytes.Buffer
-		writeResponse(&b, resp)
-		o.record = b.Bytes()
+		o.record = append(append(append(make([]byte, 0, len(resp.Data)+9), `{"data":`...), resp.Data...), '}')
 	}
 	return resp
 }
 
-// renderReplay implements httpapi.IdempotencyScope.Render: the recorded
-// response as JSON in the media type the retry accepts, or, to a retry
-// that asks for an event stream, as the stream the SSE transport sends
-// for a mutation (one next event, then complete).
-func renderReplay(c *gin.Context, status int, record []byte) {
-	accept := c.GetHeader("Accept")
-	if !strings.Contains(accept, "text/event-stream") {
-		c.Header("Content-Type", responseMediaType(accept))
-		c.Writer.WriteHeader(status)
-		_, _ = c.Writer.Write(record)
-		return
+// replayKey carries, in a replayed request's context, the recorded response
+// replayed serves.
+type replayKey struct{}
+
+// replayThroughExecutor implements httpapi.IdempotencyScope.Replay: the
+// request goes on to gqlgen with its record in the context.
+func replayThroughExecutor(c *gin.Context, resp service.IdempotentResponse) {
+	c.Request = c.Request.WithContext(context.WithValue(c.Request.Context(), replayKey{}, &resp))
+	c.Next()
+}
+
+// replayed serves a replay (replayThroughExecutor) once the operation has
+// passed every check before it runs: registered after costLimit and
+// writeScope, it marks the response Idempotent-Replayed when they let the
+// operation through (before any transport writes its headers), and answers
+// the recorded data in place of executing the mutation; costLimit then adds
+// the retry's own extensions.cost.
+type replayed struct{}
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.OperationContextMutator
+	graphql.ResponseInterceptor
+} = replayed{}
+
+// ExtensionName implements graphql.HandlerExtension.
+func (replayed) ExtensionName() string { return "IdempotentReplay" }
+
+// Validate implements graphql.HandlerExtension.
+func (replayed) Validate(graphql.ExecutableSchema) error { return nil }
+
+// MutateOperationContext implements graphql.OperationContextMutator.
+func (replayed) MutateOperationContext(ctx context.Context, _ *graphql.OperationContext) *gqlerror.Error {
+	if r, _ := ctx.Value(replayKey{}).(*service.IdempotentResponse); r != nil {
+		if a := accountFrom(ctx); a != nil {
+			a.c.Header(httpapi.HeaderIdempotentReplayed, "true")
+		}
 	}
-	c.Header("Content-Type", "text/event-stream")
-	c.Header("Cache-Control", "no-cache")
-	c.Writer.WriteHeader(status)
-	_, _ = fmt.Fprintf(c.Writer, ":\n\nevent: next\ndata: %s\n\nevent: complete\n\n", record)
+	return nil
+}
+
+// InterceptResponse implements graphql.ResponseInterceptor.
+func (replayed) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+	r, _ := ctx.Value(replayKey{}).(*service.IdempotentResponse)
+	if r == nil {
+		return next(ctx)
+	}
+	var rec struct {
+		Data json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(r.Body, &rec); err != nil || len(rec.Data) == 0 {
+		// Recorded by this package, so never: refuse rather than run the
+		// mutation a second time.
+		return graphql.ErrorResponse(ctx, "the recorded response of this Idempotency-Key cannot be read")
+	}
+	return &graphql.Response{Data: rec.Data}
 }
 
 // noKeyOnSockets refuses an Idempotency-Key on a WebSocket upgrade with 400
@@ -135,7 +170,7 @@ func mutationFingerprint(c *gin.Context, body []byte) (string, bool, error) {
 		return "", false, nil
 	}
 	op := doc.Operations.ForName(params.OperationName)
-	if op == nil || op.Operation != ast.Mutation {
+	if op == nil || op.Operation != ast.Mutation || isLogin(op) {
 		return "", false, nil
 	}
 	if len(op.SelectionSet) != 1 {
@@ -148,17 +183,12 @@ func mutationFingerprint(c *gin.Context, body []byte) (string, bool, error) {
 		[]byte(params.OperationName), httpapi.CanonicalJSON(params.Variables)), true, nil
 }
 
-// chargeReplay spends a replay's points of the caller's budget, as gqlgen's
-// cost extension would have for the operation, and refuses it past the
-// limit like any request.
-func chargeReplay(c *gin.Context) error {
-	a := accountFrom(c.Request.Context())
-	if a == nil {
-		return nil
+// isLogin reports whether op's one root field is login (written out, not in
+// a fragment): it changes nothing a retry could repeat.
+func isLogin(op *ast.OperationDefinition) bool {
+	if len(op.SelectionSet) != 1 {
+		return false
 	}
-	d := a.charge(c.Request.Context(), replayPoints)
-	if !d.Allowed {
-		return apperr.RateLimited("too many requests for this API key", d.Window, d.Limit, d.RetryAfter)
-	}
-	return nil
+	f, ok := op.SelectionSet[0].(*ast.Field)
+	return ok && f.Name == "login"
 }

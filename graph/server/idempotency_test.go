@@ -2,10 +2,14 @@ package server_test
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/acme/itemsvc/ent/idempotencykey"
 	"github.com/acme/itemsvc/ent/item"
 	"github.com/acme/itemsvc/ent/privacy"
 	"github.com/acme/itemsvc/internal/config"
@@ -63,11 +67,13 @@ func TestIdempotencyKeyGraphQL(t *testing.T) {
 			if got := res.Header.Get("Idempotent-Replayed") == "true"; got != row.replay {
 				t.Errorf("Idempotent-Replayed = %q, want replayed %v", res.Header.Get("Idempotent-Replayed"), row.replay)
 			}
+			// The data replays; extensions.cost is the retry's own charge.
+			data, _ := json.Marshal(r.Data)
 			switch {
 			case first == "" && row.status == 200 && strings.Contains(string(r.Raw), "createItem"):
-				first, firstRemaining = string(r.Raw), res.Header.Get("X-RateLimit-Remaining")
-			case row.replay && string(r.Raw) != first:
-				t.Errorf("replayed\n%s\nwant\n%s", r.Raw, first)
+				first, firstRemaining = string(data), res.Header.Get("X-RateLimit-Remaining")
+			case row.replay && string(data) != first:
+				t.Errorf("replayed\n%s\nwant\n%s", data, first)
 			}
 			if rem := res.Header.Get("X-RateLimit-Remaining"); row.replay && (rem == "" || rem == firstRemaining) {
 				t.Errorf("X-RateLimit-Remaining %q after %q: the replay was not charged", rem, firstRemaining)
@@ -85,14 +91,15 @@ func TestIdempotencyKeyGraphQL(t *testing.T) {
 }
 
 // TestIdempotencyKeyResponseTooLarge: a mutation whose response is larger
-// than what is kept for a retry (service.MaxIdempotentBody) is refused with
-// the key, and changes nothing.
+// than what is kept for a retry (service.MaxIdempotentRecord) even deflated
+// is refused with the key, and changes nothing.
 func TestIdempotencyKeyResponseTooLarge(t *testing.T) {
 	env := testutil.New(t)
-	long := strings.Repeat("d", 5000)
 	for range 15 {
+		noise := make([]byte, 3700)
+		_, _ = rand.Read(noise)
 		r := env.Do(testutil.Request{Method: "POST", Path: "/v1/items", Token: env.Alice.Token,
-			Body: map[string]any{"name": "filler", "description": long}})
+			Body: map[string]any{"name": "filler", "description": base64.StdEncoding.EncodeToString(noise)}})
 		if r.Status != 201 {
 			t.Fatalf("%d %s", r.Status, r.Body)
 		}
@@ -130,12 +137,12 @@ func TestIdempotencyKeyResponseTooLarge(t *testing.T) {
 	}
 }
 
-// TestIdempotencyReplayBytesBounded: keyed no-op updates that select a large
-// response, each with a fresh key, cannot make the server keep more than
-// service.MaxIdempotentBytesPerUser for one user's replays: past it, a
-// keyed change is 429 RATE_LIMITED (window "idempotency") and changes
-// nothing; the stored bytes are the metric itemsvc_idempotency_stored_bytes.
-func TestIdempotencyReplayBytesBounded(t *testing.T) {
+// TestIdempotencyRecordBounded: 100 keyed no-op updates that select a
+// large response are each served and recorded, none refused for storage,
+// and no record keeps more than service.MaxIdempotentRecord bytes; a retry
+// replays the same data, and the stored bytes are the metric
+// itemsvc_idempotency_stored_bytes.
+func TestIdempotencyRecordBounded(t *testing.T) {
 	env := testutil.New(t, testutil.WithConfig(func(c *config.Config) {
 		c.RateLimitPerMinute, c.RateLimitPerHour = 10000, 10000
 	}))
@@ -151,32 +158,42 @@ func TestIdempotencyReplayBytesBounded(t *testing.T) {
 	}
 	body := map[string]any{"query": `mutation($id: ID!) { updateItem(id: $id, input: {}) { id owner { items(first: 100) { edges { node { description } } } } } }`,
 		"variables": map[string]any{"id": id}}
-	ok, refused := 0, 0
+	var first []byte
 	for i := range 100 {
 		r := testutil.DecodeGQL(t, env.Do(testutil.Request{Method: "POST", Path: "/graphql", Token: env.Alice.Token, Body: body,
 			Headers: map[string]string{"Idempotency-Key": fmt.Sprintf("noop-%d", i)}}))
-		switch {
-		case r.Status == 200 && len(r.Errors) == 0:
-			ok++
-		case r.Status == 429 && r.Code() == "RATE_LIMITED" && r.Errors[0].Extensions["window"] == "idempotency":
-			refused++
-		default:
+		if r.Status != 200 || len(r.Errors) > 0 {
 			t.Fatalf("request %d: %d %q: %.300s", i, r.Status, r.Code(), r.Raw)
 		}
+		if i == 0 {
+			first, _ = json.Marshal(r.Data)
+			if len(first) <= service.MaxIdempotentRecord {
+				t.Fatalf("a response of %d bytes: want one larger than a record keeps (%d)", len(first), service.MaxIdempotentRecord)
+			}
+		}
 	}
-	stored, err := env.App.Service.StoredReplayBytes(context.Background())
+	recs, err := env.App.Service.Client().IdempotencyKey.Query().Where(idempotencykey.UserID(env.Alice.UserID)).
+		All(privacy.DecisionContext(context.Background(), privacy.Allow))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if stored > service.MaxIdempotentBytesPerUser || stored == 0 {
-		t.Errorf("%d bytes stored for replays after %d recorded and %d refused, want at most %d", stored, ok, refused, service.MaxIdempotentBytesPerUser)
+	total := 0
+	for _, rec := range recs {
+		if len(rec.Body) > service.MaxIdempotentRecord {
+			t.Errorf("record %q keeps %d bytes, want at most %d", rec.Key, len(rec.Body), service.MaxIdempotentRecord)
+		}
+		total += len(rec.Body)
 	}
-	if ok == 0 || refused == 0 {
-		t.Errorf("%d recorded, %d refused: want both (the bound reached)", ok, refused)
+	if len(recs) != 100 {
+		t.Errorf("%d records, want 100", len(recs))
 	}
-	if g := env.Scrape().Value("itemsvc_idempotency_stored_bytes", nil); g != float64(stored) {
-		t.Errorf("itemsvc_idempotency_stored_bytes = %v, want %d", g, stored)
+	res := env.Do(testutil.Request{Method: "POST", Path: "/graphql", Token: env.Alice.Token, Body: body,
+		Headers: map[string]string{"Idempotency-Key": "noop-7"}})
+	r := testutil.DecodeGQL(t, res)
+	if again, _ := json.Marshal(r.Data); res.Header.Get("Idempotent-Replayed") != "true" || string(again) != string(first) {
+		t.Errorf("retry: replayed %q, data equal %v: %.300s", res.Header.Get("Idempotent-Replayed"), string(again) == string(first), r.Raw)
 	}
-	// Without a key, the same change is served.
-	testutil.GQL(t, env, env.Alice.Token, body["query"].(string), map[string]any{"id": id}).OK(t)
+	if g := env.Scrape().Value("itemsvc_idempotency_stored_bytes", nil); g != float64(total) {
+		t.Errorf("itemsvc_idempotency_stored_bytes = %v, want %d", g, total)
+	}
 }

@@ -105,6 +105,7 @@ func New(svc *service.Service, opts Options) http.Handler {
 	srv.Use(costLimit{schema: es.Schema(), max: opts.MaxComplexity, anonymousIntrospection: opts.AnonymousIntrospection,
 		prices: new(opMemo[*cost])})
 	srv.Use(writeScope{}) // after the charge, as REST refuses a write after its rate limit
+	srv.Use(replayed{})   // after every check, which a replay passes as the first request did
 	srv.AroundOperations(graph.WithCountsOnce)
 	srv.AroundOperations(operationDeadline(opts.RequestTimeout))
 	p := presenter{log: opts.Logger, schema: es.Schema()}

@@ -251,9 +251,9 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, db *databas
 	// request that died with its server (idempotency.go).
 	sopts.IdempotencyTakeover = cfg.RequestTimeout + idempotencyTakeoverMargin
 	svc := service.New(db.Client, auth.NewTokens(signing, cfg.TokenTTL), sopts)
-	// What the unexpired Idempotency-Key records keep for replays (bounded
-	// per user: service.MaxIdempotentBytesPerUser); -1 when the database
-	// did not answer.
+	// What the unexpired Idempotency-Key records keep for replays (at most
+	// service.MaxIdempotentRecord each); -1 when the database did not
+	// answer.
 	a.Metrics.NewGauge("itemsvc_idempotency_stored_bytes", func() float64 {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()

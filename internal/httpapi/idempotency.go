@@ -41,14 +41,16 @@ type IdempotencyScope struct {
 	// back. nil: REST's rule, a status below 400 succeeded and its JSON
 	// body is the record.
 	Track func(ctx context.Context) (context.Context, func() (record []byte, ok bool))
-	// Replay, when set, runs before a recorded response is replayed, and
-	// may refuse it (GraphQL charges the rate limit there, since its charge
-	// is made by gqlgen, which a replay does not reach).
-	Replay func(c *gin.Context) error
-	// Render, when set, writes a replayed record in the framing this
-	// request asks for (a GraphQL response as JSON or as an event stream),
-	// after the status and headers are set; nil: REST's JSON, as recorded.
-	Render func(c *gin.Context, status int, record []byte)
+	// Replay, when set, serves a recorded response once the service has
+	// let the caller have it: GraphQL runs the request on through its
+	// executor, which prices, charges and checks the operation as it did
+	// the first time, and answers the record in place of running it. nil:
+	// REST's, the recorded JSON (its route's middleware, before this,
+	// authenticated, charged and checked the request as any other).
+	Replay func(c *gin.Context, resp service.IdempotentResponse)
+	// DropSecrets is service.IdempotentRequest's: REST leaves a secret's
+	// member out of the record, GraphQL records null.
+	DropSecrets bool
 }
 
 // Idempotent makes a route safe to retry with an Idempotency-Key header
@@ -59,8 +61,11 @@ type IdempotencyScope struct {
 // request is 422 IDEMPOTENCY_KEY_REUSED; a retry while the first still
 // runs is 409 IDEMPOTENCY_KEY_IN_USE with Retry-After. A request without
 // the header, or without a viewer (nothing to scope the key to), runs as
-// it always did. It goes after authentication and the rate limit, so that
-// a replay is charged like any request.
+// it always did. It goes after authentication and the rate limit (and on
+// REST the scope check; GraphQL's executor checks a replay itself:
+// IdempotencyScope.Replay), so that a replay passes them as the viewer is
+// now, like any request; the service refuses it to a weaker caller than
+// the first (service.Idempotent).
 func Idempotent(svc *service.Service, scope IdempotencyScope) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		keys := c.Request.Header.Values(HeaderIdempotencyKey)
@@ -96,7 +101,7 @@ func Idempotent(svc *service.Service, scope IdempotencyScope) gin.HandlerFunc {
 			return
 		}
 		out := c.Writer
-		req := service.IdempotentRequest{Key: key, Fingerprint: fingerprint}
+		req := service.IdempotentRequest{Key: key, Fingerprint: fingerprint, DropSecrets: scope.DropSecrets}
 		var sent *bufferedWriter
 		resp, replayed, err := svc.Idempotent(c.Request.Context(), req, func(ctx context.Context) (service.IdempotentResponse, error) {
 			var resp service.IdempotentResponse
@@ -120,10 +125,9 @@ func Idempotent(svc *service.Service, scope IdempotencyScope) gin.HandlerFunc {
 			return
 		}
 		if scope.Replay != nil {
-			if err := scope.Replay(c); err != nil {
-				Fail(c, err)
-				return
-			}
+			scope.Replay(c, resp)
+			c.Abort()
+			return
 		}
 		c.Header(HeaderIdempotentReplayed, "true")
 		if resp.Location != "" {
@@ -132,13 +136,9 @@ func Idempotent(svc *service.Service, scope IdempotencyScope) gin.HandlerFunc {
 		if resp.ETag != "" {
 			c.Header("ETag", resp.ETag)
 		}
-		if scope.Render != nil {
-			scope.Render(c, resp.Status, resp.Body)
-		} else {
-			c.Header("Content-Type", "application/json; charset=utf-8")
-			out.WriteHeader(resp.Status)
-			_, _ = out.Write(resp.Body)
-		}
+		c.Header("Content-Type", "application/json; charset=utf-8")
+		out.WriteHeader(resp.Status)
+		_, _ = out.Write(resp.Body)
 		c.Abort()
 	}
 }

@@ -279,6 +279,7 @@ func (s *Service) insertKey(ctx context.Context, tx *ent.Tx, userID, label strin
 	if err := s.recordAudit(ctx, tx, AuditKeyCreated, k.ID, changes); err != nil {
 		return CreatedKey{}, err
 	}
+	showOnce(ctx, secret)
 	return CreatedKey{APIKey: k, Secret: secret}, nil
 }
 

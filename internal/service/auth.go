@@ -88,6 +88,7 @@ func (s *Service) login(ctx context.Context, apiKey string) (Token, error) {
 	}
 	s.keys.put(k.ID, st)
 	s.touchKey(ctx, k, now)
+	showOnce(ctx, tok)
 	return Token{AccessToken: tok, TokenType: TokenType, ExpiresIn: int(life / time.Second)}, nil
 }
 

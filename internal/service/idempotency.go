@@ -1,13 +1,19 @@
 package service
 
 import (
+	"bytes"
+	"compress/flate"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
+	"regexp"
+	"strings"
 	"time"
 
 	"entgo.io/ent/dialect/sql"
@@ -16,23 +22,24 @@ import (
 	"github.com/acme/itemsvc/ent/idempotencykey"
 	"github.com/acme/itemsvc/internal/apperr"
 	"github.com/acme/itemsvc/internal/periodic"
+	"github.com/acme/itemsvc/internal/viewer"
 )
 
 // Limits of Idempotency-Key (DESIGN §7).
 const (
 	// MaxIdempotencyKey is the longest key, in characters.
 	MaxIdempotencyKey = 255
-	// MaxIdempotentBody is the largest response recorded for a key. A
-	// REST create's response is far smaller; a GraphQL mutation that
-	// selects more is refused (VALIDATION_ERROR, nothing changes) rather
-	// than done without a record its retry could replay.
-	MaxIdempotentBody = 64 << 10
-	// MaxIdempotentBytesPerUser bounds what one user's keys make the
-	// server keep for replays: the stored (sealed) bodies of the records
-	// not yet expired. A keyed change whose record would pass it is refused
-	// with 429 RATE_LIMITED (window "idempotency"), and changes nothing,
-	// until older records expire; the same change without a key is served.
-	MaxIdempotentBytesPerUser = 1 << 20
+	// MaxIdempotentRecord is the most a record keeps of its response's
+	// body, in stored bytes. A body up to it is kept as it is; a larger one
+	// deflated (what makes a GraphQL response large is pages of items,
+	// which compress well) in base64. A REST create's response is a few
+	// hundred bytes. A mutation whose response does not fit even deflated
+	// is refused with its key (VALIDATION_ERROR, nothing changes) rather
+	// than done without a record its retry could replay; without the key
+	// it is served. No other bound applies to a user's records: one per
+	// keyed request, so at most the key's requests over
+	// IDEMPOTENCY_KEY_TTL, each at most this (docs/limits.md).
+	MaxIdempotentRecord = 16 << 10
 	// DefaultIdempotencyTTL is how long a key is kept (IDEMPOTENCY_KEY_TTL).
 	DefaultIdempotencyTTL = 24 * time.Hour
 	// DefaultIdempotencyTakeover is how long a claim of a request still
@@ -56,6 +63,11 @@ type IdempotentRequest struct {
 	// Fingerprint identifies the request (Fingerprint): the same key with
 	// another fingerprint is IDEMPOTENCY_KEY_REUSED.
 	Fingerprint string
+	// DropSecrets records a secret the response showed (showOnce) by
+	// leaving out its object member, as REST's answers other than the
+	// one that makes a secret do; false records null in its place, as a
+	// GraphQL field whose value is not shown.
+	DropSecrets bool
 }
 
 // IdempotentResponse is a response as recorded for its key and replayed.
@@ -68,6 +80,9 @@ type IdempotentResponse struct {
 	// Failed marks a response that reports a failure although its status
 	// is below 400 (GraphQL errors): like a 4xx, it is not recorded.
 	Failed bool
+
+	// role is the role of the caller whose request made a replayed record.
+	role string
 }
 
 // Fingerprint hashes the parts of a request (method, route, canonical body)
@@ -107,7 +122,23 @@ func CheckIdempotencyKey(key string) error {
 // ambientTx is the transaction of a request run by Idempotent: withTx joins
 // it instead of opening its own, so that the change and its idempotency
 // record commit together.
-type ambientTx struct{ tx *ent.Tx }
+type ambientTx struct {
+	tx *ent.Tx
+	// secrets are the secrets the change made and its response shows
+	// once (showOnce): the record keeps null in their place.
+	secrets []string
+}
+
+// showOnce notes a secret that the response of the request under ctx
+// shows, and that no later answer may show again (a new API key, a
+// webhook's signing secret): when the request runs under Idempotent, its
+// record keeps null where the response has the secret, so that a retry
+// answers without it.
+func showOnce(ctx context.Context, secret string) {
+	if a, ok := ctx.Value(ambientTxKey{}).(*ambientTx); ok {
+		a.secrets = append(a.secrets, secret)
+	}
+}
 
 type ambientTxKey struct{}
 
@@ -121,6 +152,15 @@ type ambientTxKey struct{}
 // done. run then works in one transaction (every withTx under its context
 // joins it), and the record is marked done with run's response in that same
 // transaction: a crash leaves both the change and its record, or neither.
+//
+// A replay is served only to a caller who could make the request now: a key
+// with the write scope (PERMISSION_DENIED, reason read-only key, as the
+// request itself), and the role the first request had (an admin's record
+// to an admin only). The transports run their own checks of the request
+// first (authentication, rate limit, scopes), as for any request.
+//
+// The record never keeps a secret the response showed (showOnce): a retry
+// gets null in its place. Nor more than MaxIdempotentRecord bytes.
 //
 // Only a success is recorded. When run fails or answers 400 or more, its
 // transaction rolls back and the claim is released, so the client may fix
@@ -141,6 +181,9 @@ func (s *Service) Idempotent(ctx context.Context, req IdempotentRequest, run fun
 		return resp, false, err
 	}
 	if replay != nil {
+		if err := replayAllowed(ctx, v, replay.role); err != nil {
+			return IdempotentResponse{}, false, err
+		}
 		return *replay, true, nil
 	}
 	tx, err := s.db.Tx(ctx)
@@ -159,29 +202,26 @@ func (s *Service) Idempotent(ctx context.Context, req IdempotentRequest, run fun
 			panic(p)
 		}
 	}()
-	resp, err = run(context.WithValue(ctx, ambientTxKey{}, &ambientTx{tx: tx}))
-	switch {
-	case err != nil, resp.Failed, resp.Status >= 400:
+	amb := &ambientTx{tx: tx}
+	resp, err = run(context.WithValue(ctx, ambientTxKey{}, amb))
+	if err != nil || resp.Failed || resp.Status >= 400 {
 		_ = tx.Rollback()
 		s.releaseKey(ctx, rec.ID, token)
 		return resp, false, err
-	case len(resp.Body) > MaxIdempotentBody:
+	}
+	stored, ok := packBody(withoutSecrets(resp.Body, amb.secrets, req.DropSecrets))
+	if !ok {
 		_ = tx.Rollback()
 		s.releaseKey(ctx, rec.ID, token)
 		return IdempotentResponse{}, false, apperr.Validation("Idempotency-Key",
-			fmt.Sprintf("the response (%d bytes) is larger than the %d bytes kept for a retry; nothing was changed: ask for fewer fields", len(resp.Body), MaxIdempotentBody))
-	}
-	sealed := s.sealBody(resp.Body)
-	if err := s.checkReplayBudget(ctx, tx, v.UserID, len(sealed)); err != nil {
-		_ = tx.Rollback()
-		s.releaseKey(ctx, rec.ID, token)
-		return IdempotentResponse{}, false, err
+			fmt.Sprintf("the response (%d bytes) is larger than the %d bytes kept for a retry, even compressed; nothing was changed: ask for fewer fields, or send the request without the key", len(resp.Body), MaxIdempotentRecord))
 	}
 	n, err := tx.IdempotencyKey.Update().
 		Where(idempotencykey.ID(rec.ID), idempotencykey.State(idempotencyRunning), idempotencykey.Claim(token)).
 		SetState(idempotencyDone).
+		SetRole(string(v.Role)).
 		SetStatus(resp.Status).
-		SetBody(sealed).
+		SetBody(stored).
 		SetLocation(resp.Location).
 		SetEtag(resp.ETag).
 		Save(system(ctx))
@@ -206,30 +246,6 @@ func (s *Service) Idempotent(ctx context.Context, req IdempotentRequest, run fun
 		s.opts.OnCommit()
 	}
 	return resp, false, nil
-}
-
-// checkReplayBudget refuses a record of size bytes that would take the
-// user's stored replay bodies past MaxIdempotentBytesPerUser, with 429
-// RATE_LIMITED and the time until the user's oldest record expires. It
-// reads in the change's transaction; requests of one user that record at
-// the same moment may pass the bound by their own bodies, at most
-// MaxIdempotentBody each.
-func (s *Service) checkReplayBudget(ctx context.Context, tx *ent.Tx, userID string, size int) error {
-	now := time.Now()
-	q := tx.IdempotencyKey.Query().Where(idempotencykey.UserID(userID), idempotencykey.ExpiresAtGT(now))
-	used, err := storedBytes(system(ctx), q)
-	if err != nil {
-		return err
-	}
-	if used+size <= MaxIdempotentBytesPerUser {
-		return nil
-	}
-	retry := int64(s.idempotencyTTL() / time.Second)
-	if oldest, err := q.Clone().Order(ent.Asc(idempotencykey.FieldExpiresAt)).First(system(ctx)); err == nil {
-		retry = max(1, int64(time.Until(oldest.ExpiresAt)/time.Second)+1)
-	}
-	return apperr.RateLimited(fmt.Sprintf("the responses kept for this user's Idempotency-Key retries reach %d bytes; nothing was changed: retry later, or send the request without the key", MaxIdempotentBytesPerUser),
-		"idempotency", MaxIdempotentBytesPerUser, retry)
 }
 
 // storedBytes sums the lengths of the stored bodies of q's records.
@@ -291,11 +307,11 @@ func (s *Service) claimKey(ctx context.Context, userID string, req IdempotentReq
 			return nil, "", nil, apperr.IdempotencyKeyReused()
 		}
 		if cur.State == idempotencyDone {
-			body, err := s.openBody(cur.Body)
+			body, err := unpackBody(cur.Body)
 			if err != nil {
 				return nil, "", nil, err
 			}
-			return nil, "", &IdempotentResponse{Status: cur.Status, Body: body, Location: cur.Location, ETag: cur.Etag}, nil
+			return nil, "", &IdempotentResponse{Status: cur.Status, Body: body, Location: cur.Location, ETag: cur.Etag, role: cur.Role}, nil
 		}
 		if now.Sub(cur.ClaimedAt) < s.idempotencyTakeover() {
 			return nil, "", nil, apperr.IdempotencyKeyInUse(IdempotencyRetryAfter)
@@ -363,26 +379,84 @@ func (s *Service) releaseKey(ctx context.Context, id int, token string) {
 	}
 }
 
-// sealBody seals a recorded response with the server's secret box: the
-// response to a webhook's creation holds its signing secret.
-func (s *Service) sealBody(body []byte) string {
-	if s.opts.SecretBox == nil {
-		return string(body)
+// replayAllowed refuses a replay to a caller weaker than the one whose
+// request made the record: a read-only key (as the request itself would
+// be), or a user no longer admin replaying an admin's request (whatever it
+// needed of the role: the record does not say).
+func replayAllowed(ctx context.Context, v viewer.Viewer, role string) error {
+	if err := RequireWrite(ctx); err != nil {
+		return err
 	}
-	return s.opts.SecretBox.Seal(string(body))
+	if role == string(viewer.RoleAdmin) && !v.Admin() {
+		e := apperr.PermissionDenied("this Idempotency-Key's request was made by an admin; only an admin may have its response again")
+		e.Details["reason"] = ReasonAdminReplay
+		return e
+	}
+	return nil
 }
 
-// openBody opens a body sealBody stored.
-func (s *Service) openBody(stored string) ([]byte, error) {
-	if s.opts.SecretBox == nil {
+// withoutSecrets is body with each JSON string that is one of secrets
+// replaced by null, or with the object member it is the value of left out
+// (drop). A secret is made of characters JSON writes as they are (letters,
+// digits, '_', '-', '.', '/', '+'), so its string is found as "secret" in the body,
+// whatever the field's name or alias, and however deep.
+func withoutSecrets(body []byte, secrets []string, drop bool) []byte {
+	for _, sec := range secrets {
+		if sec == "" {
+			continue
+		}
+		quoted := regexp.QuoteMeta(`"` + sec + `"`)
+		if drop {
+			// A member after another takes its comma with it; a first
+			// member, the comma after it.
+			body = regexp.MustCompile(`,\s*"(?:[^"\\]|\\.)*"\s*:\s*`+quoted+`|"(?:[^"\\]|\\.)*"\s*:\s*`+quoted+`\s*,?`).ReplaceAll(body, nil)
+		}
+		body = bytes.ReplaceAll(body, []byte(`"`+sec+`"`), []byte("null"))
+	}
+	return body
+}
+
+// deflated marks a stored body that packBody deflated: what follows is its
+// base64. A body kept as it is is JSON, which starts with '{'.
+const deflated = "deflate:"
+
+// packBody is body as a record keeps it: as it is when it fits in
+// MaxIdempotentRecord, else deflated in base64 when that fits; ok is false
+// when neither does.
+func packBody(body []byte) (stored string, ok bool) {
+	if len(body) <= MaxIdempotentRecord {
+		return string(body), true
+	}
+	var b bytes.Buffer
+	w, _ := flate.NewWriter(&b, flate.BestCompression)
+	_, _ = w.Write(body)
+	_ = w.Close()
+	if len(deflated)+base64.StdEncoding.EncodedLen(b.Len()) > MaxIdempotentRecord {
+		return "", false
+	}
+	return deflated + base64.StdEncoding.EncodeToString(b.Bytes()), true
+}
+
+// unpackBody is the body packBody stored.
+func unpackBody(stored string) ([]byte, error) {
+	enc, ok := strings.CutPrefix(stored, deflated)
+	if !ok {
 		return []byte(stored), nil
 	}
-	plain, err := s.opts.SecretBox.Open(stored)
+	raw, err := base64.StdEncoding.DecodeString(enc)
 	if err != nil {
 		return nil, fmt.Errorf("open recorded response: %w", err)
 	}
-	return []byte(plain), nil
+	body, err := io.ReadAll(io.LimitReader(flate.NewReader(bytes.NewReader(raw)), maxUnpacked))
+	if err != nil {
+		return nil, fmt.Errorf("open recorded response: %w", err)
+	}
+	return body, nil
 }
+
+// maxUnpacked bounds what a deflated record opens to: more than any body
+// the transports write for a mutation (REQUEST_BODY and response bounds).
+const maxUnpacked = 16 << 20
 
 func (s *Service) idempotencyTTL() time.Duration {
 	if s.opts.IdempotencyTTL > 0 {

@@ -11,6 +11,10 @@ import (
 // key that has only the read scope.
 const ReasonReadOnlyKey = "read-only key"
 
+// ReasonAdminReplay is details.reason of the refusal of an Idempotency-Key
+// replay of an admin's request to a caller who is no longer an admin.
+const ReasonAdminReplay = "admin replay"
+
 // RequireWrite refuses a write by a viewer whose key lacks the write scope
 // with 403 PERMISSION_DENIED. Every transport calls it before any write (REST
 // on each method other than GET and HEAD, GraphQL on each mutation but

@@ -227,6 +227,7 @@ func (s *Service) CreateWebhook(ctx context.Context, in WebhookInput) (*ent.Webh
 		return nil, fmt.Errorf("create webhook: %w", err)
 	}
 	ep.Secret = secret // shown once, at creation; stored sealed
+	showOnce(ctx, secret)
 	return ep, nil
 }
 
@@ -480,6 +481,7 @@ func (s *Service) RotateWebhookSecret(ctx context.Context, id string) (*ent.Webh
 		s.wakeDispatcher() // the breaker is clear: deliveries may be due
 	}
 	ep.Secret = secret // shown once; stored sealed
+	showOnce(ctx, secret)
 	return ep, nil
 }
 
