@@ -10,6 +10,7 @@ import (
 
 	"github.com/acme/itemsvc/ent"
 	"github.com/acme/itemsvc/internal/config"
+	"github.com/acme/itemsvc/internal/service"
 	"github.com/acme/itemsvc/internal/testutil"
 )
 
@@ -320,5 +321,16 @@ func TestKeyCapConcurrent(t *testing.T) {
 	}
 	if n := keyCount(t, env, env.Alice.UserID); n != maxKeys {
 		t.Errorf("Alice holds %d keys, want %d", n, maxKeys)
+	}
+}
+
+// TestKeyCapOff: MAX_KEYS_PER_USER=0 turns the cap off: a user makes more
+// keys than the default cap allows.
+func TestKeyCapOff(t *testing.T) {
+	env := testutil.New(t, testutil.WithConfig(func(c *config.Config) { c.MaxKeysPerUser = 0 }))
+	for i := range service.DefaultMaxKeysPerUser {
+		if r := env.Do(testutil.Request{Method: "POST", Path: "/v1/keys", Token: env.Alice.Token, Body: map[string]any{}}); r.Status != http.StatusCreated {
+			t.Fatalf("key %d of %d: %d %s", i+2, service.DefaultMaxKeysPerUser+1, r.Status, r.Body)
+		}
 	}
 }
