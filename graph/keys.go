@@ -20,7 +20,8 @@ var keyFieldNames = map[string]string{
 }
 
 // keyError renames the field of a key VALIDATION_ERROR to the input's
-// name of it; any other error passes as it is.
+// name of it, keeping its other details (the cap's limit); any other
+// error passes as it is.
 func keyError(err error) error {
 	var e *apperr.Error
 	if !errors.As(err, &e) || e.Code != apperr.CodeValidation {
@@ -28,10 +29,17 @@ func keyError(err error) error {
 	}
 	field, _ := e.Details["field"].(string)
 	reason, _ := e.Details["reason"].(string)
-	if name, ok := keyFieldNames[field]; ok {
-		return apperr.Validation(name, reason)
+	name, ok := keyFieldNames[field]
+	if !ok {
+		return err
 	}
-	return err
+	out := apperr.Validation(name, reason)
+	for k, v := range e.Details {
+		if _, set := out.Details[k]; !set {
+			out.Details[k] = v
+		}
+	}
+	return out
 }
 
 // keyScopes are a key's scopes in GraphQL's spelling (read is READ).

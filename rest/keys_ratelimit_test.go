@@ -94,3 +94,40 @@ func TestKeyOwnRateLimitReplicas(t *testing.T) {
 		t.Fatalf("replica B never took the key's own limit: %q", limit(b))
 	}
 }
+
+// TestKeyOwnRateLimitInherited: a key an admin limited to 3 a minute makes
+// a new key, and the new key is limited to 3 a minute too: its own 3
+// requests, then 429. A user cannot shed a limit by making keys (and only
+// admins change a key's limits).
+func TestKeyOwnRateLimitInherited(t *testing.T) {
+	env := limited(t, "", 100, 1000, 20)
+	carol := env.NewActor("carol@example.com", "Carol", false)
+	var child struct{ Key string }
+	me := func(name string, status int) testutil.Scenario {
+		return testutil.Scenario{Name: name, Method: "GET", Path: "/v1/users/me", Status: status}
+	}
+	rows := []testutil.Scenario{
+		{Name: "admin limits Carol's key to 3 a minute", Method: "PUT", Path: "/v1/keys/" + carol.KeyID, Token: env.Admin.Token,
+			Body: map[string]any{"rate_limit_per_minute": 3}, Status: 200},
+		{Name: "Carol's key makes a key: limited the same", Method: "POST", Path: "/v1/keys", Token: carol.Token, Body: map[string]any{},
+			Status: 201, Contains: []string{`"rate_limit_per_minute":3`, `"rate_limit_per_hour":null`},
+			Check: func(t *testing.T, r *testutil.Response) { r.Data(t, &child) }},
+		{Name: "Carol may not lift it", Method: "PUT", Path: "/v1/keys/" + carol.KeyID, Token: carol.Token,
+			Body: map[string]any{"rate_limit_per_minute": nil}, Status: 403, Code: "PERMISSION_DENIED"},
+	}
+	testutil.Run(t, env, rows)
+	tok, err := env.App.Service.Login(t.Context(), child.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sends []testutil.Scenario
+	for i := 1; i <= 3; i++ {
+		sends = append(sends, me("the new key's request "+strconv.Itoa(i)+" of 3", 200))
+	}
+	sends = append(sends, me("its fourth is refused", http.StatusTooManyRequests))
+	sends[3].Code, sends[3].Check = "RATE_LIMITED", refused("minute", 3, time.Minute)
+	for i := range sends {
+		sends[i].Token = tok.AccessToken
+	}
+	testutil.Run(t, env, sends)
+}

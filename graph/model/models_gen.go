@@ -61,15 +61,17 @@ type AuditEventEdge struct {
 }
 
 // A new API key, for createAPIKey. A bad value is VALIDATION_ERROR naming the
-// field, as on REST.
+// field, as on REST. The new key outranks the caller's key in nothing, whoever
+// it is for: it carries that key's own rate limits, and its scopes and expiry
+// are bounded by that key's.
 type CreateAPIKeyInput struct {
 	// Up to 100 characters; empty if absent or null.
 	Label *string `json:"label,omitempty"`
-	// Absent or null: both. Empty: VALIDATION_ERROR naming scopes.
+	// Absent or null: the caller's key's scopes (both, unless it has fewer). Empty, or a scope the caller's key lacks: VALIDATION_ERROR naming scopes.
 	Scopes []APIKeyScope `json:"scopes,omitempty"`
-	// Must be in the future; absent or null: never.
+	// Must be in the future and no later than the caller's key's expiry; absent or null: the caller's key's expiry, or never when it has none.
 	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
-	// Another owner (user_…): admins only (anyone else: PERMISSION_DENIED); an unknown user is NOT_FOUND.
+	// Another owner (user_…): admins only (anyone else: PERMISSION_DENIED); an unknown user is NOT_FOUND. The owner (the caller when absent) holding MAX_KEYS_PER_USER active keys: VALIDATION_ERROR naming userID, extensions.limit the cap.
 	UserID *string `json:"userID,omitempty"`
 }
 

@@ -246,6 +246,7 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, db *databas
 	// A replayed response is sealed with the webhook box: the response to
 	// a webhook's creation holds its secret.
 	sopts.IdempotencyTTL = cfg.IdempotencyKeyTTL
+	sopts.MaxKeysPerUser = cmp.Or(cfg.MaxKeysPerUser, -1) // 0: no cap
 	sopts.Dialect = db.Dialect
 	// A claim older than any request that could still commit belongs to a
 	// request that died with its server (idempotency.go).

@@ -27,6 +27,7 @@ type Config struct {
 	RateLimitPerMinute   int
 	RateLimitPerHour     int
 	LoginFailuresPerMin  int
+	MaxKeysPerUser       int
 	TrustedProxies       []string
 	WebhookRetrySchedule []time.Duration
 	WebhookAllowPrivate  bool
@@ -80,6 +81,7 @@ func (c *Config) Register(fs *flag.FlagSet) *Loader {
 	l.add("rate-limit-per-minute", "RATE_LIMIT_PER_MINUTE", "100", "requests per minute per API key", positive(&c.RateLimitPerMinute))
 	l.add("rate-limit-per-hour", "RATE_LIMIT_PER_HOUR", "1000", "requests per hour per API key", positive(&c.RateLimitPerHour))
 	l.add("login-failures-per-minute", "LOGIN_FAILURES_PER_MINUTE", "20", "failed logins per minute per client address", positive(&c.LoginFailuresPerMin))
+	l.add("max-keys-per-user", "MAX_KEYS_PER_USER", "20", "active API keys (neither revoked nor expired) one user may hold: the API refuses to make another past it; the operator's server keys create still may (0: no cap)", nonNegative(&c.MaxKeysPerUser))
 	l.add("trusted-proxies", "TRUSTED_PROXIES", "", "comma-separated proxy addresses or CIDRs whose X-Forwarded-For is believed", list(&c.TrustedProxies))
 	l.add("webhook-retry-schedule", "WEBHOOK_RETRY_SCHEDULE", "5s,5m,30m,2h,5h,10h,14h,20h,24h", "comma-separated delays between webhook attempts", durations(&c.WebhookRetrySchedule))
 	l.add("webhook-allow-private", "WEBHOOK_ALLOW_PRIVATE", "false", "allow webhook URLs on loopback and private networks", boolean(&c.WebhookAllowPrivate))
@@ -282,6 +284,17 @@ func positive(p *int) func(string) error {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || n < 1 {
 			return fmt.Errorf("want a positive whole number, got %q", s)
+		}
+		*p = n
+		return nil
+	}
+}
+
+func nonNegative(p *int) func(string) error {
+	return func(s string) error {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 0 {
+			return fmt.Errorf("want a whole number, 0 or more, got %q", s)
 		}
 		*p = n
 		return nil

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"entgo.io/ent/dialect"
 	"entgo.io/ent/dialect/sql"
 
 	"github.com/acme/itemsvc/ent"
@@ -33,8 +34,14 @@ const (
 )
 
 // KeyScopes are the scopes a key may have, in their canonical order; a new
-// key has them all unless it asks for fewer.
+// key has them all unless it asks for fewer (or the key making it has
+// fewer: see within).
 var KeyScopes = []string{ScopeRead, ScopeWrite}
+
+// DefaultMaxKeysPerUser is the most active keys one user may hold by the
+// API's creates when Options.MaxKeysPerUser is 0 (MAX_KEYS_PER_USER's
+// default).
+const DefaultMaxKeysPerUser = 20
 
 // KeyInput is a new API key: every field is optional (nil: absent). UserID
 // names another owner than the viewer, which only admins may.
@@ -82,22 +89,63 @@ type CreatedKey struct {
 	Secret string
 }
 
-// normalize checks the fields present, naming the first bad one, and fills
-// in the defaults (both scopes, no label).
-func (in *KeyInput) normalize(now time.Time) (label string, scopes []string, err error) {
-	if label, err = keyLabel(in.Label); err != nil {
-		return "", nil, err
+// keyFields are what a new key is made with. Scopes nil: every scope;
+// ExpiresAt nil: never; a limit nil: the server's.
+type keyFields struct {
+	Label              string
+	Scopes             []string
+	ExpiresAt          *time.Time
+	RateLimitPerMinute *int
+	RateLimitPerHour   *int
+}
+
+// normalize checks the fields present, naming the first bad one; the
+// scopes stay nil when absent (their default depends on who makes the key).
+func (in *KeyInput) normalize(now time.Time) (keyFields, error) {
+	var f keyFields
+	var err error
+	if f.Label, err = keyLabel(in.Label); err != nil {
+		return keyFields{}, err
 	}
-	scopes = KeyScopes
 	if in.Scopes != nil {
-		if scopes, err = checkScopes(*in.Scopes); err != nil {
-			return "", nil, err
+		if f.Scopes, err = checkScopes(*in.Scopes); err != nil {
+			return keyFields{}, err
 		}
 	}
 	if in.ExpiresAt != nil && !in.ExpiresAt.After(now) {
-		return "", nil, apperr.Validation("expires_at", "must be in the future")
+		return keyFields{}, apperr.Validation("expires_at", "must be in the future")
 	}
-	return label, scopes, nil
+	f.ExpiresAt = in.ExpiresAt
+	return f, nil
+}
+
+// within holds a new key to parent, the key whose token makes it, so that
+// no key derived from another outranks it (DESIGN §10), whoever the new
+// key is for: its scopes default to the parent's and may not add one the
+// parent lacks; its expiry defaults to the parent's and may not be later;
+// and it carries the parent's own rate limits, which only an admin sets
+// or changes, so that a user cannot shed a limit by making a new key.
+func (f keyFields) within(parent *ent.APIKey) (keyFields, error) {
+	if f.Scopes == nil {
+		f.Scopes = parent.Scopes
+	}
+	for _, s := range f.Scopes {
+		if !slices.Contains(parent.Scopes, s) {
+			return keyFields{}, apperr.Validation("scopes",
+				fmt.Sprintf("may not include %s: the key making this one lacks it, and a key gives no more than it has", s))
+		}
+	}
+	if end := parent.ExpiresAt; end != nil {
+		switch {
+		case f.ExpiresAt == nil:
+			f.ExpiresAt = end
+		case f.ExpiresAt.After(*end):
+			return keyFields{}, apperr.Validation("expires_at",
+				fmt.Sprintf("may not be later than %s, when the key making this one expires", end.UTC().Format(time.RFC3339Nano)))
+		}
+	}
+	f.RateLimitPerMinute, f.RateLimitPerHour = parent.RateLimitPerMinute, parent.RateLimitPerHour
+	return f, nil
 }
 
 // keyLabel is a key's label as sent, trimmed and checked; "" when absent.
@@ -217,13 +265,16 @@ func findAPIKey(ctx context.Context, c *ent.Client, id string) (*ent.APIKey, err
 
 // CreateAPIKey makes a key for the viewer, or for in.UserID (admins only:
 // PERMISSION_DENIED for anyone else naming another user; NOT_FOUND for an
-// unknown one). The answer carries the secret: show it now, never again.
+// unknown one). A key made with a key's token is held to that key
+// (keyFields.within), and the owner to MaxKeysPerUser active keys
+// (checkKeyCap). The answer carries the secret: show it now, never again.
 func (s *Service) CreateAPIKey(ctx context.Context, in KeyInput) (CreatedKey, error) {
 	v, err := requireViewer(ctx)
 	if err != nil {
 		return CreatedKey{}, err
 	}
-	label, scopes, err := in.normalize(time.Now())
+	now := time.Now()
+	f, err := in.normalize(now)
 	if err != nil {
 		return CreatedKey{}, err
 	}
@@ -239,7 +290,19 @@ func (s *Service) CreateAPIKey(ctx context.Context, in KeyInput) (CreatedKey, er
 		if _, err := s.keyOwner(ctx, tx.Client(), v, owner); err != nil {
 			return err
 		}
-		out, err = s.insertKey(ctx, tx, owner, label, scopes, in.ExpiresAt)
+		if v.KeyID != "" {
+			parent, err := parentKey(ctx, tx, v.KeyID, now)
+			if err != nil {
+				return err
+			}
+			if f, err = f.within(parent); err != nil {
+				return err
+			}
+		}
+		if err := s.checkKeyCap(ctx, tx, owner, now); err != nil {
+			return err
+		}
+		out, err = s.insertKey(ctx, tx, owner, f)
 		return err
 	})
 	if err != nil {
@@ -249,20 +312,83 @@ func (s *Service) CreateAPIKey(ctx context.Context, in KeyInput) (CreatedKey, er
 	return out, nil
 }
 
-// insertKey makes a key of userID in tx, as the system (ent privacy lets
-// only admins write keys; the caller has checked who may), and records
+// parentKey reads the key whose token makes a new key, as it is now in
+// tx: revoked or expired since the token check let the request in, it
+// makes nothing, with the token check's answers.
+func parentKey(ctx context.Context, tx *ent.Tx, id string, now time.Time) (*ent.APIKey, error) {
+	k, err := tx.APIKey.Query().Where(apikey.ID(id)).Only(system(ctx))
+	switch {
+	case ent.IsNotFound(err):
+		return nil, apperr.Unauthorized("the access token's API key has been revoked")
+	case err != nil:
+		return nil, fmt.Errorf("find the key making a key: %w", err)
+	case k.RevokedAt != nil:
+		return nil, apperr.Unauthorized("the access token's API key has been revoked")
+	case k.ExpiresAt != nil && !now.Before(*k.ExpiresAt):
+		return nil, apperr.New(apperr.CodeTokenExpired, "the access token's API key has expired")
+	}
+	return k, nil
+}
+
+// checkKeyCap refuses a new key of userID when they already hold
+// MaxKeysPerUser active keys (neither revoked nor expired), with
+// VALIDATION_ERROR naming user_id, the owner. On PostgreSQL it first locks
+// the owner's row until tx ends, so that concurrent creates for one user
+// count in turn and cannot pass the cap together; SQLite has one writer
+// at a time. The operator's commands (CreateKey, Bootstrap) do not call
+// it: they are the way back in for a user at the cap.
+func (s *Service) checkKeyCap(ctx context.Context, tx *ent.Tx, userID string, now time.Time) error {
+	maxKeys := s.opts.MaxKeysPerUser
+	if maxKeys < 0 {
+		return nil
+	}
+	ctx = system(ctx)
+	_, err := tx.User.Query().Where(user.ID(userID)).
+		Modify(func(s *sql.Selector) {
+			if s.Dialect() == dialect.Postgres {
+				s.ForUpdate()
+			}
+		}).
+		Select(user.FieldID).
+		Strings(ctx)
+	if err != nil {
+		return fmt.Errorf("lock the key owner: %w", err)
+	}
+	n, err := tx.APIKey.Query().
+		Where(apikey.UserID(userID), apikey.RevokedAtIsNil(),
+			apikey.Or(apikey.ExpiresAtIsNil(), apikey.ExpiresAtGT(now.UTC()))).
+		Count(ctx)
+	if err != nil {
+		return fmt.Errorf("count active keys: %w", err)
+	}
+	if n < maxKeys {
+		return nil
+	}
+	e := apperr.Validation("user_id", fmt.Sprintf(
+		"already has %d active API keys, the most one user may hold (MAX_KEYS_PER_USER): revoke one first; revoked and expired keys do not count", maxKeys))
+	e.Details["limit"] = maxKeys
+	return e
+}
+
+// insertKey makes a key of userID with f in tx, as the system (ent privacy
+// lets only admins write keys; the caller has checked who may), and records
 // key.created in tx. The one place a key is made, for the API, the CLI and
 // first start alike; the secret is never recorded.
-func (s *Service) insertKey(ctx context.Context, tx *ent.Tx, userID, label string, scopes []string, expiresAt *time.Time) (CreatedKey, error) {
+func (s *Service) insertKey(ctx context.Context, tx *ent.Tx, userID string, f keyFields) (CreatedKey, error) {
+	if f.Scopes == nil {
+		f.Scopes = KeyScopes
+	}
 	secret := auth.NewKey(s.opts.KeyPrefix)
 	create := tx.APIKey.Create().
 		SetUserID(userID).
 		SetKeyHash(auth.HashKey(secret)).
 		SetPrefix(auth.DisplayPrefix(secret)).
-		SetLabel(label).
-		SetScopes(scopes)
-	if expiresAt != nil {
-		create.SetExpiresAt(expiresAt.UTC())
+		SetLabel(f.Label).
+		SetScopes(f.Scopes).
+		SetNillableRateLimitPerMinute(f.RateLimitPerMinute).
+		SetNillableRateLimitPerHour(f.RateLimitPerHour)
+	if f.ExpiresAt != nil {
+		create.SetExpiresAt(f.ExpiresAt.UTC())
 	}
 	k, err := create.Save(system(ctx))
 	if err != nil {
@@ -275,6 +401,12 @@ func (s *Service) insertKey(ctx context.Context, tx *ent.Tx, userID, label strin
 	}
 	if k.ExpiresAt != nil {
 		changes["expires_at"] = Change{After: k.ExpiresAt.UTC()}
+	}
+	if k.RateLimitPerMinute != nil {
+		changes["rate_limit_per_minute"] = Change{After: *k.RateLimitPerMinute}
+	}
+	if k.RateLimitPerHour != nil {
+		changes["rate_limit_per_hour"] = Change{After: *k.RateLimitPerHour}
 	}
 	if err := s.recordAudit(ctx, tx, AuditKeyCreated, k.ID, changes); err != nil {
 		return CreatedKey{}, err

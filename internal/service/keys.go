@@ -59,7 +59,7 @@ func (s *Service) CreateKey(ctx context.Context, email, name string, admin bool)
 				return err
 			}
 		}
-		k, err := s.insertKey(ctx, tx, u.ID, "", KeyScopes, nil)
+		k, err := s.insertKey(ctx, tx, u.ID, keyFields{})
 		if err != nil {
 			return err
 		}
@@ -134,7 +134,7 @@ func (s *Service) Bootstrap(ctx context.Context) (string, error) {
 		if err := s.auditUserCreated(ctx, tx, u); err != nil {
 			return err
 		}
-		k, err := s.insertKey(ctx, tx, u.ID, "", KeyScopes, nil)
+		k, err := s.insertKey(ctx, tx, u.ID, keyFields{})
 		if err != nil {
 			return fmt.Errorf("create the admin's key: %w", err)
 		}

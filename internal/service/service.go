@@ -67,6 +67,10 @@ type Options struct {
 	// died), and a retry may take it over: longer than REQUEST_TIMEOUT.
 	// Default DefaultIdempotencyTakeover.
 	IdempotencyTakeover time.Duration
+	// MaxKeysPerUser is the most active API keys (neither revoked nor
+	// expired) one user may hold when the API makes another
+	// (MAX_KEYS_PER_USER); 0: DefaultMaxKeysPerUser, below 0: no cap.
+	MaxKeysPerUser int
 }
 
 // Service implements the API's operations on one database.
@@ -94,6 +98,9 @@ func New(client *ent.Client, tokens *auth.Tokens, opts Options) *Service {
 	}
 	if opts.StreamRecheck <= 0 {
 		opts.StreamRecheck = opts.KeyRecheck / 2
+	}
+	if opts.MaxKeysPerUser == 0 {
+		opts.MaxKeysPerUser = DefaultMaxKeysPerUser
 	}
 	if opts.KeyPrefix == "" {
 		opts.KeyPrefix = auth.LivePrefix
