@@ -206,6 +206,9 @@ func checkPod(m manifest, p corev1.PodSpec, f serverFacts, fail func(manifest, s
 	if p.SecurityContext == nil || p.SecurityContext.RunAsNonRoot == nil || !*p.SecurityContext.RunAsNonRoot {
 		fail(m, "want runAsNonRoot")
 	}
+	if p.AutomountServiceAccountToken == nil || *p.AutomountServiceAccountToken {
+		fail(m, "want automountServiceAccountToken: false (the server never calls the Kubernetes API)")
+	}
 	for _, c := range p.Containers {
 		if len(c.Command) > 0 {
 			fail(m, "container %s: command %q replaces the image's entrypoint; give args", c.Name, c.Command)
@@ -277,6 +280,7 @@ func TestKubernetesManifests(t *testing.T) {
 		{"command", `args: ["migrate"]`, `args: ["migrations"]`, "migrations"},
 		{"port", "containerPort: 8080", "containerPort: 8081", "8081"},
 		{"misspelt field", "readinessProbe:", "readynessProbe:", "readynessProbe"},
+		{"service account token", "automountServiceAccountToken: false", "automountServiceAccountToken: true", "automountServiceAccountToken"},
 	} {
 		t.Run("drift/"+tc.name, func(t *testing.T) {
 			changed := 0
