@@ -5,10 +5,15 @@ PKGS    ?= ./...
 
 .PHONY: run test build image generate migration lint staticcheck fuzz bench clean e2e openapi-lint
 
-## run: start the server on the embedded SQLite database (data/app.db), on
-## 127.0.0.1:8080 (ADDR=:8080 make run listens on every interface)
+## run: build the server (bin/run/server, go's default flags: the build cache `go test` fills
+## serves it too) and start it on the embedded SQLite database (data/app.db), on
+## 127.0.0.1:8080 (ADDR=:8080 make run listens on every interface). It says so first: the
+## first build compiles every dependency, minutes on a small machine, silent while it works
 run:
-	ADDR=$${ADDR:-127.0.0.1:8080} $(GO) run ./cmd/server serve
+	@echo "make run: building bin/run/server; the first build compiles every dependency and takes minutes (later ones, seconds)"
+	@$(GO) build -o bin/run/server ./cmd/server
+	@echo "make run: starting bin/run/server serve"
+	@ADDR=$${ADDR:-127.0.0.1:8080} exec bin/run/server serve
 
 ## test: run every test (SQLite; PostgreSQL and Redis too when TEST_DATABASE_URL / TEST_REDIS_URL are set)
 test:
