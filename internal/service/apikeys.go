@@ -254,7 +254,12 @@ func (s *Service) CreateAPIKey(ctx context.Context, in KeyInput) (CreatedKey, er
 // key.created in tx. The one place a key is made, for the API, the CLI and
 // first start alike; the secret is never recorded.
 func (s *Service) insertKey(ctx context.Context, tx *ent.Tx, userID, label string, scopes []string, expiresAt *time.Time) (CreatedKey, error) {
-	secret := auth.NewKey(s.opts.KeyPrefix)
+	return s.insertSecret(ctx, tx, auth.NewKey(s.opts.KeyPrefix), userID, label, scopes, expiresAt)
+}
+
+// insertSecret is insertKey with the secret given: a first admin's key an
+// operator made (BOOTSTRAP_ADMIN_KEY_FILE).
+func (s *Service) insertSecret(ctx context.Context, tx *ent.Tx, secret, userID, label string, scopes []string, expiresAt *time.Time) (CreatedKey, error) {
 	create := tx.APIKey.Create().
 		SetUserID(userID).
 		SetKeyHash(auth.HashKey(secret)).
