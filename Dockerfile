@@ -7,7 +7,10 @@ FROM scratch
 
 COPY ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
 COPY passwd /etc/passwd
-COPY tmp /tmp
+# Owned by the user the server runs as: COPY makes a folder's destination
+# root's 0755 whatever the context's mode (server backup /tmp/x.db, and
+# SQLite's temporary files, need /tmp writable).
+COPY --chown=65532:65532 tmp /tmp
 COPY --chown=65532:65532 data /data
 COPY server /server
 

@@ -5,10 +5,15 @@ PKGS    ?= ./...
 
 .PHONY: run test build image generate migration lint staticcheck fuzz bench clean e2e openapi-lint
 
-## run: start the server on the embedded SQLite database (data/app.db), on
-## 127.0.0.1:8080 (ADDR=:8080 make run listens on every interface)
+## run: build the server (bin/run/server, go's default flags: the build cache `go test` fills
+## serves it too) and start it on the embedded SQLite database (data/app.db), on
+## 127.0.0.1:8080 (ADDR=:8080 make run listens on every interface). It says so first: the
+## first build compiles every dependency, minutes on a small machine, silent while it works
 run:
-	ADDR=$${ADDR:-127.0.0.1:8080} $(GO) run ./cmd/server serve
+	@echo "make run: building bin/run/server; the first build compiles every dependency and takes minutes (later ones, seconds)"
+	@$(GO) build -o bin/run/server ./cmd/server
+	@echo "make run: starting bin/run/server serve"
+	@ADDR=$${ADDR:-127.0.0.1:8080} exec bin/run/server serve
 
 ## test: run every test (SQLite; PostgreSQL and Redis too when TEST_DATABASE_URL / TEST_REDIS_URL are set)
 test:
@@ -26,8 +31,12 @@ build:
 
 ## image: the container image (Dockerfile) of the binary of `make build`, FROM scratch, tagged
 ## $(IMAGE); the build context build/image/ holds the binary, this machine's CA certificates
-## (CA_CERTS), a passwd line for the non-root user 65532 and the folders /data and /tmp
+## (CA_CERTS), a passwd line for the non-root user 65532 and the folders /data and /tmp. Go
+## compiles outside Docker, in the build cache `make build` shares, so a second image after a
+## code change costs about a `make build`; Docker only copies five files in, with BuildKit
+## (docker buildx) when it is installed, else the legacy builder (DOCKER_BUILD=… to choose)
 IMAGE    ?= itemsvc:dev
+DOCKER_BUILD ?= $(if $(shell docker buildx version 2>/dev/null),docker buildx build --load,DOCKER_BUILDKIT=0 docker build)
 CA_CERTS ?= /etc/ssl/certs/ca-certificates.crt
 image: build
 	rm -rf build/image && mkdir -p build/image/data build/image/tmp
@@ -35,7 +44,7 @@ image: build
 	cp $(BIN) build/image/server
 	cp $(CA_CERTS) build/image/ca-certificates.crt
 	echo 'itemsvc:x:65532:65532:itemsvc:/data:/sbin/nologin' > build/image/passwd
-	DOCKER_BUILDKIT=0 docker build -q -t $(IMAGE) -f Dockerfile build/image
+	$(DOCKER_BUILD) -q -t $(IMAGE) -f Dockerfile build/image
 
 ## generate: regenerate ent and gqlgen code (never edit generated code by hand)
 generate:

@@ -43,6 +43,13 @@ func keysCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return errors.New("keys: want \"keys create\", \"keys list\" or \"keys revoke\"")
 	}
 	sub, args := args[0], args[1:]
+	switch {
+	case isHelp(sub):
+		printGroupHelp(stderr, "keys")
+		return flag.ErrHelp
+	case sub != "create" && sub != "list" && sub != "revoke":
+		return fmt.Errorf("keys: unknown subcommand %q; want \"keys create\", \"keys list\" or \"keys revoke\"", sub)
+	}
 	var email, name string
 	var admin bool
 	extra := func(fs *flag.FlagSet) {
@@ -99,9 +106,8 @@ func keysCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		fmt.Fprintf(stderr, "revoked %s\n", id)
 		return nil
-	default:
-		return fmt.Errorf("keys: unknown subcommand %q", sub)
 	}
+	return nil
 }
 
 // webhooksCmd lists the webhook endpoints whose stored signing secret does
@@ -109,6 +115,10 @@ func keysCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 // email, URL. Each needs its secret rotated (or the previous SECRET_KEY
 // restored); the start of the server logs how many there are.
 func webhooksCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && isHelp(args[0]) {
+		printGroupHelp(stderr, "webhooks")
+		return flag.ErrHelp
+	}
 	if len(args) == 0 || args[0] != "unopenable" {
 		return errors.New("webhooks: want \"webhooks unopenable\"")
 	}
@@ -180,8 +190,11 @@ func usersCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			fs.StringVar(&role, "role", "user", "role of the new user: user or admin")
 		}
 	}
-	switch sub {
-	case "list", "create", "set-role", "disable", "enable":
+	switch {
+	case isHelp(sub):
+		printGroupHelp(stderr, "users")
+		return flag.ErrHelp
+	case sub == "list", sub == "create", sub == "set-role", sub == "disable", sub == "enable":
 	default:
 		return fmt.Errorf("users: unknown subcommand %q; %s", sub, strings.TrimPrefix(want, "users: "))
 	}

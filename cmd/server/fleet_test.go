@@ -235,7 +235,7 @@ func TestBackupRefusals(t *testing.T) {
 		{"backup in memory", []string{"backup", "-database-url", "sqlite::memory:", filepath.Join(dir, "b.db")}, "in-memory"},
 		{"backup without a path", []string{"backup", "-database-url", sqliteURL}, "exactly one PATH"},
 		{"backup of no database", []string{"backup", "-database-url", sqliteURL, filepath.Join(dir, "b.db")}, "no database at"},
-		{"backup into a missing folder", []string{"backup", "-database-url", "sqlite:" + existing, filepath.Join(dir, "nowhere", "b.db")}, "backup: "},
+		{"backup into a missing folder", []string{"backup", "-database-url", "sqlite:" + existing, filepath.Join(dir, "nowhere", "b.db")}, "folder " + filepath.Join(dir, "nowhere") + " does not exist"},
 		{"restore without a path", []string{"restore", "-database-url", sqliteURL}, "exactly one PATH"},
 		{"restore of a missing copy", []string{"restore", "-database-url", sqliteURL, filepath.Join(dir, "missing.db")}, "no such file"},
 		{"restore of something else", []string{"restore", "-database-url", sqliteURL, notDB}, "not an SQLite database"},
@@ -315,5 +315,78 @@ func TestMigrateOnStartOff(t *testing.T) {
 	res.Body.Close()
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("readyz: %d", res.StatusCode)
+	}
+}
+
+// TestRestorePathIsAFileName: restore and backup read PATH as the file so
+// named, never as an SQLite URI. With a sound database at D/t.db, restoring
+// "D/t.db?x" puts back the file "D/t.db?x" when it is a sound copy, and
+// refuses it, leaving the live database as it was, when it is not; a backup
+// to "D/b.db?x" writes that file.
+func TestRestorePathIsAFileName(t *testing.T) {
+	dir := t.TempDir()
+	// newDB makes a migrated database holding one user, email.
+	newDB := func(path, email string) {
+		t.Helper()
+		if _, stderr, err := runCmd(t, "users", "create", "-database-url", "sqlite:"+path, "--email", email, "--name", "N"); err != nil {
+			t.Fatalf("users create in %s: %v\n%s", path, err, stderr)
+		}
+	}
+	// emails lists the users of the database at path.
+	emails := func(path string) []string {
+		t.Helper()
+		db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		var out []string
+		rows, err := db.Query("SELECT email FROM users ORDER BY email")
+		if err != nil {
+			t.Fatalf("users of %s: %v", path, err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var e string
+			if err := rows.Scan(&e); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, e)
+		}
+		return out
+	}
+	live := filepath.Join(dir, "live", "app.db")
+	liveURL := "sqlite:" + live
+	newDB(live, "live@example.com")
+	other := filepath.Join(dir, "t.db")
+	newDB(other, "other@example.com") // the file a URI reading of PATH would open
+	literal := other + "?x"
+
+	// Not a database: refused, the live one untouched.
+	if err := os.WriteFile(literal, []byte(strings.Repeat("not a database ", 100)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := runCmd(t, "restore", "-database-url", liveURL, literal); err == nil || !strings.Contains(err.Error(), "not an SQLite database") {
+		t.Fatalf("restore of %q (not a database): %v, want it refused", literal, err)
+	}
+	if got := emails(live); len(got) != 1 || got[0] != "live@example.com" {
+		t.Fatalf("after a refused restore the live database holds %v", got)
+	}
+
+	// A backup to a name with ?x writes the file so named, a sound copy.
+	source := filepath.Join(dir, "source.db")
+	newDB(source, "literal@example.com")
+	if _, stderr, err := runCmd(t, "backup", "-database-url", "sqlite:"+source, literal); err != nil {
+		t.Fatalf("backup to %q: %v\n%s", literal, err, stderr)
+	}
+	// Restored: the file named "t.db?x" is what is installed, not t.db.
+	if _, stderr, err := runCmd(t, "restore", "-database-url", liveURL, literal); err != nil {
+		t.Fatalf("restore of %q: %v\n%s", literal, err, stderr)
+	}
+	if got := emails(live); len(got) != 1 || got[0] != "literal@example.com" {
+		t.Fatalf("restoring %q installed a database with users %v, want the copy's literal@example.com", literal, got)
+	}
+	if got := emails(other); len(got) != 1 || got[0] != "other@example.com" {
+		t.Errorf("%s changed: %v", other, got)
 	}
 }

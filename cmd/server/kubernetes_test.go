@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -25,7 +27,8 @@ import (
 	"github.com/acme/itemsvc/internal/tracing"
 )
 
-// manifestDir holds the Kubernetes example (docs/deploy.md).
+// manifestDir holds the Kubernetes examples (docs/deploy.md): PostgreSQL
+// at its top, SQLite in sqlite/.
 const manifestDir = "../../deploy/kubernetes"
 
 // deployDoc is the deploy page, whose YAML examples (the backup CronJob)
@@ -39,11 +42,13 @@ type manifest struct {
 }
 
 // readManifests returns every document of every file under deploy/kubernetes
-// and every yaml block of docs/deploy.md.
+// (and its folders) and every yaml block of docs/deploy.md.
 func readManifests(t *testing.T) []manifest {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(manifestDir, "*.yaml"))
-	if err != nil || len(files) == 0 {
+	more, err2 := filepath.Glob(filepath.Join(manifestDir, "*", "*.yaml"))
+	files = append(files, more...)
+	if err = errors.Join(err, err2); err != nil || len(files) == 0 {
 		t.Fatalf("no manifests in %s: %v", manifestDir, err)
 	}
 	var out []manifest
@@ -54,7 +59,8 @@ func readManifests(t *testing.T) []manifest {
 		}
 		for i, doc := range regexp.MustCompile(`(?m)^---\s*$`).Split(string(data), -1) {
 			if strings.TrimSpace(doc) != "" {
-				out = append(out, manifest{fmt.Sprintf("%s#%d", filepath.Base(f), i), []byte(doc)})
+				rel, _ := filepath.Rel(manifestDir, f)
+				out = append(out, manifest{fmt.Sprintf("%s#%d", rel, i), []byte(doc)})
 			}
 		}
 	}
@@ -114,6 +120,21 @@ func checkManifests(docs []manifest, f serverFacts) []error {
 		errs = append(errs, fmt.Errorf("%s: %s", m.source, fmt.Sprintf(format, args...)))
 	}
 	kinds := map[string]int{}
+	// What the pods use and what the manifests define: every volume a
+	// container mounts is one of its pod's, every claim and Secret a pod
+	// names is among the manifests.
+	claims, secrets := map[string]bool{}, map[string]bool{}
+	type use struct {
+		m    manifest
+		what string
+		name string
+	}
+	var uses []use
+	mounted := map[string]bool{} // Secrets mounted as files, whose keys are no variables
+	var envSecrets []struct {
+		m    manifest
+		keys []string
+	}
 	for _, m := range docs {
 		var meta struct {
 			Kind string `json:"kind"`
@@ -131,7 +152,19 @@ func checkManifests(docs []manifest, f serverFacts) []error {
 				fail(m, "%v", err)
 				continue
 			}
-			if d.Spec.Replicas == nil || *d.Spec.Replicas < 2 {
+			// SQLite: one server per file, on a ReadWriteOnce volume: one
+			// replica, the old pod gone before the new one starts.
+			sqlite := slices.ContainsFunc(d.Spec.Template.Spec.Containers, func(c corev1.Container) bool {
+				return slices.ContainsFunc(c.Env, func(e corev1.EnvVar) bool {
+					return e.Name == "DATABASE_URL" && strings.HasPrefix(e.Value, "sqlite:")
+				})
+			})
+			switch {
+			case sqlite && (d.Spec.Replicas == nil || *d.Spec.Replicas != 1):
+				fail(m, "SQLite: want exactly one replica")
+			case sqlite && d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType:
+				fail(m, "SQLite: want strategy Recreate (one pod on the volume at a time)")
+			case !sqlite && (d.Spec.Replicas == nil || *d.Spec.Replicas < 2):
 				fail(m, "want at least two replicas")
 			}
 			pods = append(pods, d.Spec.Template.Spec)
@@ -173,25 +206,75 @@ func checkManifests(docs []manifest, f serverFacts) []error {
 			if err := yaml.UnmarshalStrict(m.yaml, &p); err != nil {
 				fail(m, "%v", err)
 			}
+		case "PersistentVolumeClaim":
+			var c corev1.PersistentVolumeClaim
+			if err := yaml.UnmarshalStrict(m.yaml, &c); err != nil {
+				fail(m, "%v", err)
+				continue
+			}
+			claims[c.Name] = true
 		case "Secret":
 			var s corev1.Secret
 			if err := yaml.UnmarshalStrict(m.yaml, &s); err != nil {
 				fail(m, "%v", err)
 				continue
 			}
-			for k := range s.StringData {
-				if !f.env[k] {
-					fail(m, "key %s is no variable the server reads", k)
-				}
-			}
+			secrets[s.Name] = true
+			keys := slices.Collect(maps.Keys(s.StringData))
+			envSecrets = append(envSecrets, struct {
+				m    manifest
+				keys []string
+			}{m, keys})
 		default:
 			fail(m, "kind %q is not one this test knows", meta.Kind)
 		}
 		for _, p := range pods {
 			checkPod(m, p, f, fail)
+			defined := map[string]bool{}
+			for _, v := range p.Volumes {
+				defined[v.Name] = true
+				if v.PersistentVolumeClaim != nil {
+					uses = append(uses, use{m, "claim", v.PersistentVolumeClaim.ClaimName})
+				}
+				if v.Secret != nil {
+					uses = append(uses, use{m, "Secret", v.Secret.SecretName})
+					mounted[v.Secret.SecretName] = true
+				}
+			}
+			for _, c := range append(slices.Clone(p.InitContainers), p.Containers...) {
+				for _, vm := range c.VolumeMounts {
+					if !defined[vm.Name] {
+						fail(m, "container %s mounts the volume %s, which the pod does not define", c.Name, vm.Name)
+					}
+				}
+				for _, e := range c.Env {
+					if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
+						uses = append(uses, use{m, "Secret", e.ValueFrom.SecretKeyRef.Name})
+					}
+				}
+			}
 		}
 	}
-	for _, k := range []string{"Deployment", "Service", "PodDisruptionBudget", "Job", "Secret", "CronJob"} {
+	for _, u := range uses {
+		if (u.what == "claim" && !claims[u.name]) || (u.what == "Secret" && !secrets[u.name]) {
+			fail(u.m, "the %s %s is defined by no manifest", u.what, u.name)
+		}
+	}
+	for _, s := range envSecrets {
+		var meta struct {
+			Metadata struct{ Name string } `json:"metadata"`
+		}
+		_ = yaml.Unmarshal(s.m.yaml, &meta)
+		if mounted[meta.Metadata.Name] {
+			continue
+		}
+		for _, k := range s.keys {
+			if !f.env[k] {
+				fail(s.m, "key %s is no variable the server reads", k)
+			}
+		}
+	}
+	for _, k := range []string{"Deployment", "Service", "PodDisruptionBudget", "Secret", "CronJob", "PersistentVolumeClaim"} {
 		if kinds[k] == 0 {
 			errs = append(errs, fmt.Errorf("no %s among the manifests", k))
 		}
@@ -206,7 +289,10 @@ func checkPod(m manifest, p corev1.PodSpec, f serverFacts, fail func(manifest, s
 	if p.SecurityContext == nil || p.SecurityContext.RunAsNonRoot == nil || !*p.SecurityContext.RunAsNonRoot {
 		fail(m, "want runAsNonRoot")
 	}
-	for _, c := range p.Containers {
+	if p.AutomountServiceAccountToken == nil || *p.AutomountServiceAccountToken {
+		fail(m, "want automountServiceAccountToken: false (the server never calls the Kubernetes API)")
+	}
+	for _, c := range append(slices.Clone(p.InitContainers), p.Containers...) {
 		if len(c.Command) > 0 {
 			fail(m, "container %s: command %q replaces the image's entrypoint; give args", c.Name, c.Command)
 		}
@@ -277,6 +363,10 @@ func TestKubernetesManifests(t *testing.T) {
 		{"command", `args: ["migrate"]`, `args: ["migrations"]`, "migrations"},
 		{"port", "containerPort: 8080", "containerPort: 8081", "8081"},
 		{"misspelt field", "readinessProbe:", "readynessProbe:", "readynessProbe"},
+		{"claim", "claimName: itemsvc-backups", "claimName: itemsvc-backup", "itemsvc-backup "},
+		{"volume", "- name: tmp\n              mountPath: /tmp", "- name: temp\n              mountPath: /tmp", "volume temp"},
+		{"sqlite replicas", "replicas: 1", "replicas: 2", "exactly one replica"},
+		{"service account token", "automountServiceAccountToken: false", "automountServiceAccountToken: true", "automountServiceAccountToken"},
 	} {
 		t.Run("drift/"+tc.name, func(t *testing.T) {
 			changed := 0

@@ -62,9 +62,9 @@ Commands:
                        file); refused while a server has the database open
                        (PostgreSQL: use pg_restore)
 
-Run "server <command> -h" for the flags of a command ("server serve -h": every
-setting). Every flag can also be set by the environment variable named in its
-help.
+Run "server <command> -h" (or "server help <command>") for a command's
+arguments and flags, "server serve -h" for every setting: each is a flag of
+every command and an environment variable.
 `
 
 func main() {
@@ -95,6 +95,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return c(ctx, args, stdout, stderr)
 	}
 	if cmd == "help" {
+		if len(args) > 0 { // server help backup: server backup -h
+			return run(ctx, append(args, "-h"), stdout, stderr)
+		}
 		fmt.Fprint(stdout, usage)
 		return nil
 	}
@@ -133,8 +136,27 @@ func loadConfig(name string, args []string, stderr io.Writer, extra func(*flag.F
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	loader := cfg.Register(fs)
+	shared := map[string]bool{}
+	fs.VisitAll(func(f *flag.Flag) { shared[f.Name] = true })
 	if extra != nil {
 		extra(fs)
+	}
+	// -h answers with the command's synopsis, arguments and own flags;
+	// serve's lists every setting, which the others point to.
+	fs.Usage = func() {
+		if name == "serve" {
+			h, _ := helpOf(name)
+			fmt.Fprintf(stderr, "Usage: server %s\n\n%s\n\nSettings, each a flag or the environment variable it names:\n", h.synopsis, h.about)
+			fs.PrintDefaults()
+			return
+		}
+		own := flag.NewFlagSet(name, flag.ContinueOnError)
+		fs.VisitAll(func(f *flag.Flag) {
+			if !shared[f.Name] {
+				own.Var(f.Value, f.Name, f.Usage)
+			}
+		})
+		printCommandHelp(stderr, name, own)
 	}
 	if err := fs.Parse(args); err != nil {
 		return cfg, fs, err

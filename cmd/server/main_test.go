@@ -8,6 +8,7 @@ import (
 	"flag"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -190,3 +191,82 @@ func TestHelp(t *testing.T) {
 		}
 	}
 }
+
+// TestCommandHelp: each command's -h answers with its own synopsis,
+// arguments and flags, short, and points to `server serve -h` for the
+// settings; a group's -h lists its subcommands. Every command line of the
+// help table has a row.
+func TestCommandHelp(t *testing.T) {
+	cases := []struct {
+		args []string
+		want []string // arguments and own flags the help must name
+	}{
+		{[]string{"migrate"}, []string{"server migrate", "DATABASE_URL"}},
+		{[]string{"keys", "create"}, []string{"--email E", "-email", "-name", "-admin"}},
+		{[]string{"keys", "revoke"}, []string{"KEY_ID|KEY", "key_…", "sk_live_…"}},
+		{[]string{"keys", "list"}, []string{"--email E", "-email"}},
+		{[]string{"users", "list"}, []string{"-role", "-disabled", "-email"}},
+		{[]string{"users", "create"}, []string{"-email", "-name", "-role"}},
+		{[]string{"users", "set-role"}, []string{"USER ROLE", "USER  ", "ROLE  "}},
+		{[]string{"users", "disable"}, []string{"USER  "}},
+		{[]string{"users", "enable"}, []string{"USER  "}},
+		{[]string{"webhooks", "unopenable"}, []string{"SECRET_KEY"}},
+		{[]string{"healthcheck"}, []string{"-timeout"}},
+		{[]string{"backup"}, []string{"backup PATH", "PATH  ", "PATH.key"}},
+		{[]string{"restore"}, []string{"restore PATH", "PATH  ", "never an SQLite URI"}},
+		{[]string{"keys"}, []string{"keys create", "keys revoke", "keys list"}},
+		{[]string{"users"}, []string{"users list", "users create", "users set-role", "users disable", "users enable"}},
+		{[]string{"webhooks"}, []string{"webhooks unopenable"}},
+	}
+	covered := map[string]bool{"serve": true} // serve -h lists every setting: TestHelp
+	for _, tc := range cases {
+		name := strings.Join(tc.args, " ")
+		covered[name] = true
+		for _, form := range [][]string{append(slices.Clone(tc.args), "-h"), append([]string{"help"}, tc.args...)} {
+			t.Run(strings.Join(form, " "), func(t *testing.T) {
+				out, stderr, err := runCmd(t, form...)
+				if !errors.Is(err, flag.ErrHelp) {
+					t.Fatalf("err = %v, want flag.ErrHelp", err)
+				}
+				if out != "" {
+					t.Errorf("help on stdout, which is for results: %q", out)
+				}
+				for _, w := range append(tc.want, "server "+name) {
+					if !strings.Contains(stderr, w) {
+						t.Errorf("help does not name %q:\n%s", w, stderr)
+					}
+				}
+				pointer := "server serve -h" // where the settings are
+				if helpGroup(name) {
+					pointer = "<subcommand> -h" // where its subcommands' flags are
+				}
+				if !strings.Contains(stderr, pointer) {
+					t.Errorf("help does not point to %q:\n%s", pointer, stderr)
+				}
+				if strings.Contains(stderr, "RATE_LIMIT_PER_MINUTE") {
+					t.Errorf("help lists the server's settings, burying the command's own:\n%s", stderr)
+				}
+				if n := strings.Count(stderr, "\n"); n >= 25 {
+					t.Errorf("help is %d lines, want fewer than 25:\n%s", n, stderr)
+				}
+			})
+		}
+	}
+	known := map[string]bool{}
+	for _, v := range config.Variables() {
+		known[v] = true
+	}
+	for _, h := range helps {
+		if !covered[h.name] {
+			t.Errorf("no row for %q", h.name)
+		}
+		for _, v := range h.settings {
+			if !known[v] {
+				t.Errorf("%s names the setting %s, which the server does not read", h.name, v)
+			}
+		}
+	}
+}
+
+// helpGroup reports whether name is a group of subcommands.
+func helpGroup(name string) bool { return name == "keys" || name == "users" || name == "webhooks" }

@@ -9,10 +9,13 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/acme/itemsvc/internal/app"
 	"github.com/acme/itemsvc/internal/logging"
+	"github.com/acme/itemsvc/internal/service"
 	"github.com/acme/itemsvc/internal/tracing"
 )
 
@@ -63,14 +66,20 @@ func serveWith(ctx context.Context, args []string, stderr io.Writer, hooks serve
 			return err
 		}
 	}
-	key, err := a.Service.Bootstrap(ctx)
+	first, err := firstAdmin(cfg.BootstrapAdminEmail, cfg.BootstrapAdminKeyFile)
 	if err != nil {
 		return err
 	}
-	if key != "" {
+	key, created, err := a.Service.Bootstrap(ctx, first)
+	switch {
+	case err != nil:
+		return err
+	case created && key != "":
 		fmt.Fprintf(stderr, "\nFirst start: created the admin user admin@localhost with this API key.\n"+
 			"It is shown only now; keep it safe:\n\n    %s\n\n", key)
-	} else {
+	case created:
+		fmt.Fprintf(stderr, "First start: created the admin user %s with the API key of BOOTSTRAP_ADMIN_KEY_FILE.\n", first.Email)
+	default:
 		// The first start's key is shown once; say how to get another.
 		log.Info("first start: the database was already set up (users exist), so no API key is shown; make one with `server keys create --email you@example.com --name You --admin` (from the source tree: go run ./cmd/server keys create …)")
 	}
@@ -133,6 +142,20 @@ func serveWith(ctx context.Context, args []string, stderr io.Writer, hooks serve
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// firstAdmin reads the declared first admin (BOOTSTRAP_ADMIN_EMAIL and the
+// key in BOOTSTRAP_ADMIN_KEY_FILE, surrounding space trimmed); none declared
+// is the zero FirstAdmin.
+func firstAdmin(email, keyFile string) (service.FirstAdmin, error) {
+	if email == "" {
+		return service.FirstAdmin{}, nil
+	}
+	key, err := os.ReadFile(keyFile)
+	if err != nil {
+		return service.FirstAdmin{}, fmt.Errorf("BOOTSTRAP_ADMIN_KEY_FILE: %w", err)
+	}
+	return service.FirstAdmin{Email: email, Key: strings.TrimSpace(string(key))}, nil
 }
 
 // flushTraces sends the spans still queued, after the last request and the

@@ -162,6 +162,7 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, db *databas
 		return nil, err
 	}
 	a := &App{Config: cfg, DB: db, Logger: log, Metrics: metrics.NewSet(), Keys: keys, SigningKey: signing}
+	db.RegisterMetrics(a.Metrics)
 
 	// Rate limits (DESIGN §3): per API key and per client address for
 	// failed logins, in memory or in Redis when REDIS_URL is set.

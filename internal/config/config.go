@@ -50,6 +50,11 @@ type Config struct {
 	SandboxResetInterval time.Duration
 	ShutdownTimeout      time.Duration
 	MigrateOnStart       bool
+	// BootstrapAdminEmail and BootstrapAdminKeyFile declare the first
+	// admin of an empty database (a cluster's Secret), instead of
+	// admin@localhost and a key printed once.
+	BootstrapAdminEmail   string
+	BootstrapAdminKeyFile string
 }
 
 // MinEventRetention is the shortest EVENT_RETENTION: a client must have a
@@ -103,6 +108,8 @@ func (c *Config) Register(fs *flag.FlagSet) *Loader {
 	l.add("sandbox", "SANDBOX", "false", "seed demo data with sk_test_ keys and reset it periodically", boolean(&c.Sandbox))
 	l.add("sandbox-reset-interval", "SANDBOX_RESET_INTERVAL", "24h", "how often the sandbox returns to its seed", duration(&c.SandboxResetInterval))
 	l.add("migrate-on-start", "MIGRATE_ON_START", "true", "apply pending migrations when the server starts; false: refuse to start until `server migrate` has applied them (replicas beside a migration job)", boolean(&c.MigrateOnStart))
+	l.add("bootstrap-admin-email", "BOOTSTRAP_ADMIN_EMAIL", "", "on the first start of an empty database, make the first admin with this email and the key of BOOTSTRAP_ADMIN_KEY_FILE (nothing printed); empty: admin@localhost with a key printed once", str(&c.BootstrapAdminEmail))
+	l.add("bootstrap-admin-key-file", "BOOTSTRAP_ADMIN_KEY_FILE", "", "file holding the first admin's API key (sk_live_ and 32 lowercase letters or digits), e.g. a mounted Secret; with BOOTSTRAP_ADMIN_EMAIL", str(&c.BootstrapAdminKeyFile))
 	l.add("shutdown-timeout", "SHUTDOWN_TIMEOUT", "20s", "how long in-flight requests may finish after SIGTERM", duration(&c.ShutdownTimeout))
 	return l
 }
@@ -201,6 +208,9 @@ func (c *Config) validate() error {
 	}
 	if c.IdempotencyKeyTTL < time.Minute {
 		errs = append(errs, fmt.Errorf("IDEMPOTENCY_KEY_TTL: want at least 1m, got %s", c.IdempotencyKeyTTL))
+	}
+	if (c.BootstrapAdminEmail == "") != (c.BootstrapAdminKeyFile == "") {
+		errs = append(errs, errors.New("BOOTSTRAP_ADMIN_EMAIL and BOOTSTRAP_ADMIN_KEY_FILE: set both or neither"))
 	}
 	if c.SandboxResetInterval < time.Minute {
 		errs = append(errs, errors.New("SANDBOX_RESET_INTERVAL: want at least 1m"))

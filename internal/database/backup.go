@@ -40,6 +40,9 @@ func Backup(ctx context.Context, rawURL, dest string) error {
 	if same(path, dest) {
 		return errors.New("backup: the destination is the database itself")
 	}
+	if err := folderExists(dest); err != nil {
+		return fmt.Errorf("backup: %w", err)
+	}
 	db, err := sql.Open("sqlite", sqliteDSN(path, busyTimeout))
 	if err != nil {
 		return fmt.Errorf("backup: open %s: %w", path, err)
@@ -66,11 +69,15 @@ func Backup(ctx context.Context, rawURL, dest string) error {
 }
 
 // Restore replaces the SQLite database that rawURL names with the copy at
-// src, which must be a sound itemsvc database (a Backup). It is refused
-// (ErrInUse) while a server or another command has the database open: the
-// server holds a shared lock on the file for as long as it runs (lock.go).
-// The database's write-ahead log goes with the old file.
-func Restore(ctx context.Context, rawURL, src string) error {
+// src, which must be a sound itemsvc database (a Backup). src is a file
+// name, never read as an SQLite URI ("t.db?x" is the file so named). It is
+// copied beside the database first, the copy is checked, and only the
+// checked copy is renamed into place: what is installed is what passed the
+// check, whatever happens to src meanwhile. It is refused (ErrInUse) while
+// a server or another command has the database open: the server holds a
+// shared lock on the file for as long as it runs (lock.go). The database's
+// write-ahead log goes with the old file.
+func Restore(ctx context.Context, rawURL, src string) (err error) {
 	path, err := sqliteFile(rawURL)
 	if err != nil {
 		return err
@@ -78,7 +85,8 @@ func Restore(ctx context.Context, rawURL, src string) error {
 	if same(path, src) {
 		return errors.New("restore: the copy is the database itself")
 	}
-	if err := check(ctx, src); err != nil {
+	// Refuse what is no database before anything is written.
+	if err := sqliteHeader(src); err != nil {
 		return fmt.Errorf("restore: %s: %w", src, err)
 	}
 	if dir := filepath.Dir(path); dir != "." {
@@ -86,11 +94,21 @@ func Restore(ctx context.Context, rawURL, src string) error {
 			return fmt.Errorf("restore: create database folder: %w", err)
 		}
 	}
+	_, statErr := os.Stat(path)
 	unlock, err := lockExclusive(path)
 	if err != nil {
 		return fmt.Errorf("restore: %w", err)
 	}
 	defer unlock()
+	if statErr != nil {
+		// The lock made an empty file where there was no database: a
+		// failed restore leaves none.
+		defer func() {
+			if err != nil {
+				os.Remove(path)
+			}
+		}()
+	}
 	tmp, err := tempBeside(path)
 	if err != nil {
 		return fmt.Errorf("restore: %w", err)
@@ -98,6 +116,13 @@ func Restore(ctx context.Context, rawURL, src string) error {
 	defer os.Remove(tmp)
 	if err := copyFile(src, tmp, 0o600); err != nil {
 		return fmt.Errorf("restore: %w", err)
+	}
+	err = check(ctx, tmp)
+	for _, side := range []string{tmp + "-wal", tmp + "-shm"} {
+		os.Remove(side) // what opening the copy may have left
+	}
+	if err != nil {
+		return fmt.Errorf("restore: %s: %w", src, err)
 	}
 	for _, side := range []string{path + "-wal", path + "-shm"} {
 		if err := os.Remove(side); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -108,6 +133,49 @@ func Restore(ctx context.Context, rawURL, src string) error {
 		return fmt.Errorf("restore: %w", err)
 	}
 	return syncDir(filepath.Dir(path))
+}
+
+// sqliteHeader checks that the file path begins as every SQLite database
+// does.
+func sqliteHeader(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	head := make([]byte, 16)
+	if _, err := io.ReadFull(f, head); err != nil || string(head) != "SQLite format 3\x00" {
+		return errors.New("not an SQLite database")
+	}
+	return nil
+}
+
+// folderExists says, naming it, when the folder dest is to be written in
+// does not exist: a backup creates no folders.
+func folderExists(dest string) error {
+	dir := filepath.Dir(dest)
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("the folder %s does not exist; create it first", dir)
+	case err != nil:
+		return err
+	case !fi.IsDir():
+		return fmt.Errorf("%s is not a folder", dir)
+	}
+	return nil
+}
+
+// fileURI is the read-only SQLite URI of the file path: the path made
+// absolute and its '%', '?' and '#' escaped, so that SQLite opens the file
+// so named and reads nothing of the name as parameters.
+func fileURI(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	esc := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(abs)
+	return "file:" + esc + "?mode=ro", nil
 }
 
 // sqliteFile is the database file rawURL names, or ErrNotSQLite.
@@ -130,7 +198,11 @@ func check(ctx context.Context, path string) error {
 	if _, err := os.Stat(path); err != nil {
 		return err
 	}
-	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	uri, err := fileURI(path)
+	if err != nil {
+		return err
+	}
+	db, err := sql.Open("sqlite", uri)
 	if err != nil {
 		return err
 	}

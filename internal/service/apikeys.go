@@ -375,10 +375,15 @@ func (s *Service) checkKeyCap(ctx context.Context, tx *ent.Tx, userID string, no
 // key.created in tx. The one place a key is made, for the API, the CLI and
 // first start alike; the secret is never recorded.
 func (s *Service) insertKey(ctx context.Context, tx *ent.Tx, userID string, f keyFields) (CreatedKey, error) {
+	return s.insertSecret(ctx, tx, auth.NewKey(s.opts.KeyPrefix), userID, f)
+}
+
+// insertSecret is insertKey with the secret given: a first admin's key an
+// operator made (BOOTSTRAP_ADMIN_KEY_FILE).
+func (s *Service) insertSecret(ctx context.Context, tx *ent.Tx, secret, userID string, f keyFields) (CreatedKey, error) {
 	if f.Scopes == nil {
 		f.Scopes = KeyScopes
 	}
-	secret := auth.NewKey(s.opts.KeyPrefix)
 	create := tx.APIKey.Create().
 		SetUserID(userID).
 		SetKeyHash(auth.HashKey(secret)).

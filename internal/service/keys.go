@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/mail"
 	"strings"
@@ -105,17 +106,37 @@ func (s *Service) RevokeKey(ctx context.Context, idOrKey string) (string, error)
 // transaction, so that replicas starting together take turns.
 const bootstrapLock int64 = 0x69746d7366697273
 
+// FirstAdmin is who Bootstrap makes the first admin: the zero value is
+// admin@localhost with a new key, returned to print once; with Email and Key
+// (BOOTSTRAP_ADMIN_EMAIL and the key of BOOTSTRAP_ADMIN_KEY_FILE, which an
+// operator made and keeps in a Secret) it is that user with that key, and
+// nothing is printed.
+type FirstAdmin struct {
+	Email string
+	Key   string
+}
+
 // Bootstrap makes the first admin and its key when the database has no user
-// yet, and returns the key to print once; on any later start it returns "".
-// The check and the creation are one transaction that holds the database's
-// write lock from its start (SQLite: BEGIN IMMEDIATE, the driver's
-// _txlock) or an advisory lock (PostgreSQL): however many processes start
-// together on an empty database, one makes the admin and its key, and the
-// others then find a user and return "".
-func (s *Service) Bootstrap(ctx context.Context) (string, error) {
+// yet, and reports whether it did and the key to print once (none when the
+// key was given); on any later start it does nothing. The check and the
+// creation are one transaction that holds the database's write lock from
+// its start (SQLite: BEGIN IMMEDIATE, the driver's _txlock) or an advisory
+// lock (PostgreSQL): however many processes start together on an empty
+// database, one makes the admin and its key, and the others then find a
+// user and do nothing.
+func (s *Service) Bootstrap(ctx context.Context, first FirstAdmin) (key string, created bool, err error) {
 	ctx = system(ctx)
-	var key string
-	err := s.withTx(ctx, func(tx *ent.Tx) error {
+	email := "admin@localhost"
+	if first.Email != "" {
+		email = strings.ToLower(strings.TrimSpace(first.Email))
+		if addr, err := mail.ParseAddress(email); err != nil || addr.Address != email {
+			return "", false, apperr.Validation("email", "BOOTSTRAP_ADMIN_EMAIL must be an email address")
+		}
+		if !auth.LooksLikeKey(first.Key) {
+			return "", false, errors.New("BOOTSTRAP_ADMIN_KEY_FILE: want a key of sk_live_ and 32 lowercase letters or digits")
+		}
+	}
+	err = s.withTx(ctx, func(tx *ent.Tx) error {
 		if s.opts.Dialect == "postgres" {
 			if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock($1)", bootstrapLock); err != nil {
 				return fmt.Errorf("take the first-start lock: %w", err)
@@ -127,24 +148,30 @@ func (s *Service) Bootstrap(ctx context.Context) (string, error) {
 		case n > 0:
 			return nil
 		}
-		u, err := tx.User.Create().SetEmail("admin@localhost").SetName("Admin").SetRole(user.RoleAdmin).Save(ctx)
+		u, err := tx.User.Create().SetEmail(email).SetName("Admin").SetRole(user.RoleAdmin).Save(ctx)
 		if err != nil {
 			return fmt.Errorf("create the admin: %w", err)
 		}
 		if err := s.auditUserCreated(ctx, tx, u); err != nil {
 			return err
 		}
-		k, err := s.insertKey(ctx, tx, u.ID, keyFields{})
-		if err != nil {
+		secret := first.Key
+		if secret == "" {
+			secret = auth.NewKey(s.opts.KeyPrefix)
+		}
+		if _, err := s.insertSecret(ctx, tx, secret, u.ID, keyFields{}); err != nil {
 			return fmt.Errorf("create the admin's key: %w", err)
 		}
-		key = k.Secret
+		created = true
+		if first.Key == "" {
+			key = secret // to print once
+		}
 		return nil
 	})
 	if err != nil {
-		return "", fmt.Errorf("bootstrap admin: %w", err)
+		return "", false, fmt.Errorf("bootstrap admin: %w", err)
 	}
-	return key, nil
+	return key, created, nil
 }
 
 // The scopes of an API key (DESIGN §8).
