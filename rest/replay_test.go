@@ -296,7 +296,8 @@ func gqlString(field, sub string) func(t *testing.T, r *testutil.Response) strin
 // replays: 24,000 keyed creates for one user (the default hourly limit
 // × the 24 h a record is kept; limits raised only for speed) all succeed,
 // each record within service.MaxIdempotentRecord. On PostgreSQL the count
-// is scaled down to 1,000 for time (about 18 ms a create there on a loaded test machine); the bound per record is the same.
+// is scaled down to 1,000 for time (each create there waits for its
+// commit to reach the disk); the bound per record is the same.
 func TestIdempotencyOrdinaryClient(t *testing.T) {
 	n := 24000
 	if testutil.OnPostgres() {

@@ -156,8 +156,8 @@ type ambientTxKey struct{}
 // A replay is served only to a caller who could make the request now: a key
 // with the write scope (PERMISSION_DENIED, reason read-only key, as the
 // request itself), and the role the first request had (an admin's record
-// to an admin only). The transports run their own checks of the request
-// first (authentication, rate limit, scopes), as for any request.
+// to an admin only). The transports run their own checks of a replay too
+// (authentication, rate limit, scopes), as of any request.
 //
 // The record never keeps a secret the response showed (showOnce): a retry
 // gets null in its place. Nor more than MaxIdempotentRecord bytes.
