@@ -3,7 +3,6 @@ package service
 import (
 	"context"
 	"fmt"
-	"net/mail"
 	"strings"
 
 	"github.com/acme/itemsvc/ent"
@@ -24,17 +23,17 @@ type NewKey struct {
 // (with name and role) if there is none. It is an operator's action (the CLI,
 // first start), not an API call, and runs as the system.
 func (s *Service) CreateKey(ctx context.Context, email, name string, admin bool) (NewKey, error) {
-	email = strings.ToLower(strings.TrimSpace(email))
-	name = strings.TrimSpace(name)
-	if addr, err := mail.ParseAddress(email); err != nil || addr.Address != email {
-		return NewKey{}, apperr.Validation("email", "must be an email address")
+	email, err := normalizeEmail(email)
+	if err != nil {
+		return NewKey{}, err
 	}
+	name = strings.TrimSpace(name)
 	role := user.RoleUser
 	if admin {
 		role = user.RoleAdmin
 	}
 	var out NewKey
-	err := s.withTx(system(ctx), func(tx *ent.Tx) error {
+	err = s.withTx(system(ctx), func(tx *ent.Tx) error {
 		u, err := tx.User.Query().Where(user.Email(email)).Only(system(ctx))
 		switch {
 		case ent.IsNotFound(err):
