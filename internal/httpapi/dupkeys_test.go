@@ -1,4 +1,4 @@
-package rest
+package httpapi
 
 import (
 	"encoding/json"
@@ -34,7 +34,7 @@ func TestDuplicateKey(t *testing.T) {
 		if !json.Valid([]byte(tc.body)) {
 			t.Fatalf("not JSON: %s", tc.body)
 		}
-		name, dup := duplicateKey([]byte(strings.TrimSpace(tc.body)))
+		name, dup := DuplicateKey([]byte(strings.TrimSpace(tc.body)))
 		want := tc.want
 		if tc.body == `{"":1,"":2}` {
 			want, dup = "", dup && name == "" // the empty name repeated
@@ -61,7 +61,7 @@ func BenchmarkDuplicateKey(b *testing.B) {
 		b.Run("scan/"+body.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, dup := duplicateKey(body.data); dup {
+				if _, dup := DuplicateKey(body.data); dup {
 					b.Fatal("duplicate")
 				}
 			}
@@ -69,7 +69,7 @@ func BenchmarkDuplicateKey(b *testing.B) {
 		b.Run("decode/"+body.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				var o object
+				var o map[string]json.RawMessage
 				if err := json.Unmarshal(body.data, &o); err != nil {
 					b.Fatal(err)
 				}
