@@ -56,7 +56,6 @@ func decodeObject(c *gin.Context) (object, error) {
 	return obj, nil
 }
 
-
 // jsonReason describes a decoding error without echoing the input.
 func jsonReason(err error) string {
 	var syn *json.SyntaxError
