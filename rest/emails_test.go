@@ -61,3 +61,33 @@ func TestEmailsNormalised(t *testing.T) {
 		t.Fatalf("FindKeys by a fullwidth spelling: %d keys, %v; want Alice's 2", len(keys), err)
 	}
 }
+
+// TestEmailsNormalisedOnGraphQL: GraphQL's users filter reads an address
+// as REST's does.
+func TestEmailsNormalisedOnGraphQL(t *testing.T) {
+	env := testutil.New(t)
+	const q = `query($w: UserWhereInput) { users(where: $w) { totalCount edges { node { email } } } }`
+	for _, c := range []struct {
+		name  string
+		where map[string]any
+		code  string
+		total float64
+	}{
+		{"fullwidth prefix", map[string]any{"emailHasPrefix": "\uff21LI"}, "", 1},
+		{"an email in another case, nested", map[string]any{"or": []any{map[string]any{"email": "ALICE@EXAMPLE.COM"}}}, "", 1},
+		{"an invisible character", map[string]any{"emailHasPrefix": "ali\u200b"}, "VALIDATION_ERROR", 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res := testutil.GQL(t, env, env.Admin.Token, q, map[string]any{"w": c.where})
+			if c.code != "" {
+				if res.Code() != c.code {
+					t.Fatalf("code %q, want %s", res.Code(), c.code)
+				}
+				return
+			}
+			if n := res.OK(t).At(t, "users", "totalCount"); n != c.total {
+				t.Fatalf("totalCount %v, want %v", n, c.total)
+			}
+		})
+	}
+}

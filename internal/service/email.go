@@ -3,12 +3,14 @@ package service
 import (
 	"fmt"
 	"net/mail"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
 
+	"github.com/acme/itemsvc/ent"
 	"github.com/acme/itemsvc/internal/apperr"
 )
 
@@ -47,4 +49,43 @@ func normalizeEmail(s string) (string, error) {
 		return "", apperr.Validation("email", "must be an email address")
 	}
 	return email, nil
+}
+
+// CanonicalUserWhere spells every email of a GraphQL users filter (at any
+// depth of not, and, or) as canonicalEmail does, so that GraphQL's
+// emailHasPrefix finds what REST's email filter finds; an invisible
+// character is refused as it is there.
+func CanonicalUserWhere(w *ent.UserWhereInput) error {
+	if w == nil {
+		return nil
+	}
+	for _, p := range []*string{w.Email, w.EmailNEQ, w.EmailGT, w.EmailGTE, w.EmailLT, w.EmailLTE, w.EmailContains,
+		w.EmailHasPrefix, w.EmailHasSuffix, w.EmailEqualFold, w.EmailContainsFold} {
+		if p == nil {
+			continue
+		}
+		s, err := canonicalEmail(*p)
+		if err != nil {
+			return err
+		}
+		*p = s
+	}
+	for _, list := range [][]string{w.EmailIn, w.EmailNotIn} {
+		for i, e := range list {
+			s, err := canonicalEmail(e)
+			if err != nil {
+				return err
+			}
+			list[i] = s
+		}
+	}
+	if err := CanonicalUserWhere(w.Not); err != nil {
+		return err
+	}
+	for _, sub := range append(slices.Clone(w.And), w.Or...) {
+		if err := CanonicalUserWhere(sub); err != nil {
+			return err
+		}
+	}
+	return nil
 }
