@@ -11,6 +11,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/acme/itemsvc/ent"
 	"github.com/acme/itemsvc/graph/generated"
+	"github.com/acme/itemsvc/internal/service"
 	"github.com/acme/itemsvc/third_party/entgql"
 )
 
@@ -64,6 +65,9 @@ func (r *queryResolver) Users(ctx context.Context, after *entgql.Cursor[string],
 		return nil, err
 	}
 	if first, last, err = pageBounds(first, last); err != nil {
+		return nil, err
+	}
+	if err := service.CanonicalUserWhere(where); err != nil {
 		return nil, err
 	}
 	return q.Paginate(entgqlSelection(ctx), after, first, before, last,

@@ -64,7 +64,7 @@ func TestContractSweep(t *testing.T) {
 		{Name: "get unknown", Method: "GET", Path: "/v1/items/" + missing, Token: alice, Status: 404, Code: "NOT_FOUND"},
 		{Name: "get malformed id", Method: "GET", Path: "/v1/items/nope", Token: alice, Status: 404, Code: "NOT_FOUND"},
 
-		{Name: "update", Method: "PUT", Path: "/v1/items/" + mine, Token: alice, Body: map[string]any{"status": "archived", "id": mine, "user_id": "ignored"}, Status: 200, Contains: []string{`"status":"archived"`}},
+		{Name: "update", Method: "PUT", Path: "/v1/items/" + mine, Token: alice, Body: map[string]any{"status": "archived", "id": mine, "user_id": env.Alice.UserID}, Status: 200, Contains: []string{`"status":"archived"`}},
 		{Name: "update unknown field", Method: "PUT", Path: "/v1/items/" + mine, Token: alice, Body: map[string]any{"owner": "x"}, Status: 400, Code: "VALIDATION_ERROR"},
 		{Name: "update bad status", Method: "PUT", Path: "/v1/items/" + mine, Token: alice, Body: map[string]any{"status": "done"}, Status: 400, Code: "VALIDATION_ERROR"},
 		{Name: "update another user's", Method: "PUT", Path: "/v1/items/" + bobs, Token: alice, Body: map[string]any{"name": "x"}, Status: 403, Code: "PERMISSION_DENIED"},

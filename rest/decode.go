@@ -9,8 +9,10 @@ import (
 	"maps"
 	"mime"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -48,6 +50,9 @@ func decodeObject(c *gin.Context) (object, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, apperr.Validation("body", "must hold a single JSON object")
 	}
+	if name, dup := httpapi.DuplicateKey(data); dup {
+		return nil, apperr.Validation(name, "appears more than once in the body: send each field once")
+	}
 	return obj, nil
 }
 
@@ -63,19 +68,95 @@ func jsonReason(err error) string {
 	return "not valid JSON"
 }
 
-// allow refuses any field not in accepted, and drops the ignored ones
-// (read-only fields a client may send back as it got them).
-func (o object) allow(accepted []string, ignored ...string) error {
+// allow refuses any field not in accepted or readOnly.
+func (o object) allow(accepted []string, readOnly ...string) error {
 	for _, name := range slices.Sorted(maps.Keys(o)) {
-		if slices.Contains(ignored, name) {
-			delete(o, name)
-			continue
-		}
-		if !slices.Contains(accepted, name) {
+		if !slices.Contains(accepted, name) && !slices.Contains(readOnly, name) {
 			return apperr.Validation(name, "is not a field of this request")
 		}
 	}
 	return nil
+}
+
+// readOnly are the fields of a resource that a PUT may carry but not
+// change, so that a client may PUT back what it got (DESIGN §3) without
+// believing it changed what it cannot.
+type readOnly struct {
+	// fixed never change (an id, an owner, an email, a creation time, a
+	// key's scopes): sent with the value the resource has, they are
+	// accepted; with another, refused naming the field.
+	fixed []string
+	// kept are the server's to move (updated_at, last_used_at, a webhook's
+	// failure count): they may change between a client's GET and its PUT,
+	// so any value is accepted and none is applied.
+	kept []string
+	// reason follows "is read-only" in a refusal: what to do instead.
+	reason string
+}
+
+// all is every read-only field, for allow.
+func (r readOnly) all() []string { return slices.Concat(r.fixed, r.kept) }
+
+// check compares the fixed fields the body carries with the resource as
+// current renders it now (what a GET answers), and removes every read-only
+// field from the body. current runs only when the body carries a fixed
+// field: a PUT of settable fields alone reads nothing more.
+func (o object) check(r readOnly, current func() (any, error)) error {
+	var sent []string
+	for _, name := range r.fixed {
+		if _, ok := o[name]; ok {
+			sent = append(sent, name)
+		}
+	}
+	if len(sent) > 0 {
+		res, err := current()
+		if err != nil {
+			return err
+		}
+		raw, err := json.Marshal(res)
+		if err != nil {
+			return err
+		}
+		var now object
+		if err := json.Unmarshal(raw, &now); err != nil {
+			return err
+		}
+		slices.Sort(sent)
+		for _, name := range sent {
+			if !sameJSON(o[name], now[name]) {
+				return apperr.Validation(name, "is read-only"+r.reason)
+			}
+		}
+	}
+	for _, name := range r.all() {
+		delete(o, name)
+	}
+	return nil
+}
+
+// sameJSON reports whether two JSON values are equal as values: a missing
+// one is null, numbers compare by value, and two strings that are both RFC
+// 3339 timestamps compare as times (2026-01-02T03:04:05Z is
+// 2026-01-02T04:04:05+01:00).
+func sameJSON(a, b json.RawMessage) bool {
+	var va, vb any
+	if len(a) == 0 {
+		a = json.RawMessage("null")
+	}
+	if len(b) == 0 {
+		b = json.RawMessage("null")
+	}
+	if json.Unmarshal(a, &va) != nil || json.Unmarshal(b, &vb) != nil {
+		return false
+	}
+	if sa, ok := va.(string); ok {
+		if sb, ok := vb.(string); ok && sa != sb {
+			ta, errA := time.Parse(time.RFC3339Nano, sa)
+			tb, errB := time.Parse(time.RFC3339Nano, sb)
+			return errA == nil && errB == nil && ta.Equal(tb)
+		}
+	}
+	return reflect.DeepEqual(va, vb)
 }
 
 // str returns a string field, nil when absent.

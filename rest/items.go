@@ -10,10 +10,11 @@ import (
 )
 
 // Fields of an item body: what a client may set, and what it may send back as
-// it got it (read-only, ignored).
+// it got it (read-only: decode.go).
 var (
-	itemFields         = []string{"name", "description", "status"}
-	itemReadOnlyFields = []string{"id", "user_id", "created_at", "updated_at"}
+	itemFields   = []string{"name", "description", "status"}
+	itemReadOnly = readOnly{fixed: []string{"id", "user_id", "created_at"}, kept: []string{"updated_at"},
+		reason: ": send it as it was read, or leave it out"}
 )
 
 type items struct{ svc *service.Service }
@@ -77,7 +78,7 @@ func (h items) get(c *gin.Context) {
 }
 
 func (h items) create(c *gin.Context) {
-	in, err := itemInput(c)
+	in, err := itemInput(c, nil, nil)
 	if err != nil {
 		renderError(c, err)
 		return
@@ -93,7 +94,14 @@ func (h items) create(c *gin.Context) {
 }
 
 func (h items) update(c *gin.Context) {
-	in, err := itemInput(c, itemReadOnlyFields...)
+	id := c.Param("id")
+	in, err := itemInput(c, &itemReadOnly, func() (any, error) {
+		it, err := h.svc.GetItem(c.Request.Context(), id)
+		if err != nil {
+			return nil, err
+		}
+		return resource.NewItem(it), nil
+	})
 	if err != nil {
 		renderError(c, err)
 		return
@@ -103,7 +111,7 @@ func (h items) update(c *gin.Context) {
 		renderError(c, err)
 		return
 	}
-	it, err := h.svc.UpdateItemIfMatch(c.Request.Context(), c.Param("id"), in, pre)
+	it, err := h.svc.UpdateItemIfMatch(c.Request.Context(), id, in, pre)
 	if err != nil {
 		renderError(c, err)
 		return
@@ -126,15 +134,21 @@ func (h items) delete(c *gin.Context) {
 	renderData(c, http.StatusOK, gin.H{"id": id, "deleted": true})
 }
 
-// itemInput decodes an item body; ignored names fields that are dropped
-// rather than refused.
-func itemInput(c *gin.Context, ignored ...string) (service.ItemInput, error) {
+// itemInput decodes an item body: on create (ro nil) the settable fields
+// only; on update also the read-only ones, checked against current.
+func itemInput(c *gin.Context, ro *readOnly, current func() (any, error)) (service.ItemInput, error) {
 	var in service.ItemInput
 	body, err := decodeObject(c)
 	if err != nil {
 		return in, err
 	}
-	if err := body.allow(itemFields, ignored...); err != nil {
+	if ro == nil {
+		ro = &readOnly{}
+	}
+	if err := body.allow(itemFields, ro.all()...); err != nil {
+		return in, err
+	}
+	if err := body.check(*ro, current); err != nil {
 		return in, err
 	}
 	if in.Name, err = body.str("name"); err != nil {

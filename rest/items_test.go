@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/acme/itemsvc/internal/testutil"
 )
@@ -151,8 +152,10 @@ func TestDeleteItem(t *testing.T) {
 	testutil.Scenario{Status: 404, Code: "NOT_FOUND"}.Assert(t, r)
 }
 
-// TestPutSemantics: partial update, read-only fields ignored so a client can
-// send back what it got, updated_at moves on a change and only on a change.
+// TestPutSemantics: partial update; read-only fields accepted as they are so
+// a client can send back what it got, refused naming them with another
+// value (updated_at, the server's to move, is ignored); updated_at moves on
+// a change and only on a change.
 func TestPutSemantics(t *testing.T) {
 	env := testutil.New(t)
 	id := env.CreateItem(env.Alice, "original")
@@ -167,8 +170,17 @@ func TestPutSemantics(t *testing.T) {
 		t.Errorf("a PUT that changes nothing moved updated_at: %v -> %v", got["updated_at"], same["updated_at"])
 	}
 
-	// Read-only fields with other values are ignored, not applied.
-	body := map[string]any{"id": "item_x", "user_id": env.Bob.UserID, "created_at": "2000-01-01T00:00:00Z", "name": "renamed"}
+	// Read-only fields with other values are refused, naming them; nothing
+	// changes.
+	for field, v := range map[string]any{"id": "item_01jd0000000000000000000000", "user_id": env.Bob.UserID, "created_at": "2000-01-01T00:00:00Z"} {
+		r = env.Do(testutil.Request{Method: "PUT", Path: "/v1/items/" + id, Token: env.Alice.Token, Body: map[string]any{"name": "renamed", field: v}})
+		testutil.Scenario{Status: 400, Code: "VALIDATION_ERROR", Contains: []string{`"field":"` + field + `"`, `"reason":"is read-only`}}.Assert(t, r)
+	}
+	// The same values in another spelling are the same; updated_at is the
+	// server's and any value is ignored.
+	created, _ := time.Parse(time.RFC3339Nano, got["created_at"].(string))
+	body := map[string]any{"id": id, "user_id": env.Alice.UserID, "created_at": created.In(time.FixedZone("", 3600)).Format(time.RFC3339Nano),
+		"updated_at": "2000-01-01T00:00:00Z", "name": "renamed"}
 	r = env.Do(testutil.Request{Method: "PUT", Path: "/v1/items/" + id, Token: env.Alice.Token, Body: body})
 	var upd map[string]any
 	r.Data(t, &upd)

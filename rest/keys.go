@@ -13,15 +13,16 @@ import (
 )
 
 // Fields of a key body: what a client may set on create and on update, and
-// what it may send back on update as it got it (read-only, ignored).
+// what it may send back on update as it got it (read-only: decode.go). The
+// scopes and expiry are set when a key is made and never change: sent with
+// another value they are refused, so that a client does not believe it
+// narrowed a key's scopes or moved its expiry.
 var (
-	keyCreateFields   = []string{"label", "scopes", "expires_at", "user_id"}
-	keyUpdateFields   = []string{"label", "rate_limit_per_minute", "rate_limit_per_hour"}
-	keyReadOnlyFields = []string{"id", "user_id", "prefix", "created_at", "last_used_at", "revoked_at"}
-	// keyFixedFields are set when a key is made and never change: sent on
-	// update they are refused, so that a client does not believe it
-	// narrowed a key's scopes or moved its expiry.
-	keyFixedFields = []string{"scopes", "expires_at"}
+	keyCreateFields = []string{"label", "scopes", "expires_at", "user_id"}
+	keyUpdateFields = []string{"label", "rate_limit_per_minute", "rate_limit_per_hour"}
+	keyReadOnly     = readOnly{fixed: []string{"id", "user_id", "prefix", "created_at", "scopes", "expires_at"},
+		kept:   []string{"last_used_at", "revoked_at"},
+		reason: ": it cannot be changed; for other scopes or expiry, create a new key and revoke this one"}
 )
 
 type apiKeys struct{ svc *service.Service }
@@ -112,13 +113,18 @@ func (h apiKeys) update(c *gin.Context) {
 		renderError(c, err)
 		return
 	}
-	for _, f := range keyFixedFields {
-		if _, ok := body[f]; ok {
-			renderError(c, apperr.Validation(f, "cannot be changed: create a new key and revoke this one"))
-			return
-		}
+	id := c.Param("id")
+	if err := body.allow(keyUpdateFields, keyReadOnly.all()...); err != nil {
+		renderError(c, err)
+		return
 	}
-	if err := body.allow(keyUpdateFields, keyReadOnlyFields...); err != nil {
+	if err := body.check(keyReadOnly, func() (any, error) {
+		k, err := h.svc.GetAPIKey(c.Request.Context(), id)
+		if err != nil {
+			return nil, err
+		}
+		return resource.NewAPIKey(k), nil
+	}); err != nil {
 		renderError(c, err)
 		return
 	}
@@ -135,7 +141,7 @@ func (h apiKeys) update(c *gin.Context) {
 		renderError(c, err)
 		return
 	}
-	k, err := h.svc.UpdateAPIKey(c.Request.Context(), c.Param("id"), ch)
+	k, err := h.svc.UpdateAPIKey(c.Request.Context(), id, ch)
 	if err != nil {
 		renderError(c, err)
 		return

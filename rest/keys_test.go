@@ -162,7 +162,9 @@ func TestKeysAPI(t *testing.T) {
 
 		// PUT /v1/keys/{id}
 		{Name: "relabel own key, sending back read-only fields", Method: "PUT", Path: "/v1/keys/" + f.alice.KeyID, Token: f.alice.Token,
-			Body: map[string]any{"label": "laptop", "id": "x", "prefix": "x", "created_at": "x"}, Status: 200, Contains: []string{`"label":"laptop"`, `"id":"` + f.alice.KeyID + `"`}},
+			Body: map[string]any{"label": "laptop", "id": f.alice.KeyID, "user_id": f.alice.UserID, "expires_at": nil, "last_used_at": "2000-01-01T00:00:00Z"}, Status: 200,
+			Contains: []string{`"label":"laptop"`, `"id":"` + f.alice.KeyID + `"`}},
+		bad("another id on PUT", "PUT", "/v1/keys/"+f.alice.KeyID, map[string]any{"label": "x", "id": "key_01jd8z6n3v5q1w2e3r4t5y6u7i"}, "id"),
 		{Name: "a user may not set limits", Method: "PUT", Path: "/v1/keys/" + f.alice.KeyID, Token: f.alice.Token,
 			Body: map[string]any{"rate_limit_per_minute": 3}, Status: 403, Code: "PERMISSION_DENIED"},
 		{Name: "a user may not set limits, even null", Method: "PUT", Path: "/v1/keys/" + f.alice.KeyID, Token: f.alice.Token,

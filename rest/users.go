@@ -59,8 +59,9 @@ func bindUsers(g *gin.RouterGroup, svc *service.Service) {
 }
 
 // userReadOnly are the fields of a user a client may send back as it got
-// them on PUT; they are dropped.
-var userReadOnly = []string{"id", "email", "created_at", "updated_at"}
+// them on PUT (decode.go); an email is the user's for good.
+var userReadOnly = readOnly{fixed: []string{"id", "email", "created_at"}, kept: []string{"updated_at"},
+	reason: ": send it as it was read, or leave it out"}
 
 // createUser answers POST /users {email, name, role?} (admins): 201 and
 // Location.
@@ -117,7 +118,18 @@ func updateUser(svc *service.Service) gin.HandlerFunc {
 			renderError(c, err)
 			return
 		}
-		if err := body.allow([]string{"name", "role", "disabled"}, userReadOnly...); err != nil {
+		id := c.Param("id")
+		if err := body.allow([]string{"name", "role", "disabled"}, userReadOnly.all()...); err != nil {
+			renderError(c, err)
+			return
+		}
+		if err := body.check(userReadOnly, func() (any, error) {
+			u, err := svc.GetUser(c.Request.Context(), id)
+			if err != nil {
+				return nil, err
+			}
+			return resource.NewUser(u), nil
+		}); err != nil {
 			renderError(c, err)
 			return
 		}
@@ -134,7 +146,7 @@ func updateUser(svc *service.Service) gin.HandlerFunc {
 			renderError(c, err)
 			return
 		}
-		u, err := svc.UpdateUser(c.Request.Context(), c.Param("id"), ch)
+		u, err := svc.UpdateUser(c.Request.Context(), id, ch)
 		if err != nil {
 			renderError(c, err)
 			return

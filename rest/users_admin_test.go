@@ -92,8 +92,16 @@ func TestUserAdministration(t *testing.T) {
 
 		// PUT /v1/users/{id}
 		{Name: "a user renames themselves", Method: "PUT", Path: "/v1/users/" + alice.UserID, Token: alice.Token,
-			Body: map[string]any{"name": "Alice A.", "email": "ignored@example.com", "id": "ignored"}, Status: 200,
+			Body: map[string]any{"name": "Alice A.", "email": "alice@example.com", "id": alice.UserID, "updated_at": "2000-01-01T00:00:00Z"}, Status: 200,
 			Contains: []string{`"name":"Alice A."`, `"email":"alice@example.com"`}},
+		{Name: "an email cannot change", Method: "PUT", Path: "/v1/users/" + alice.UserID, Token: admin.Token,
+			Body: map[string]any{"name": "Alice B.", "email": "other@example.com"}, Status: 400, Code: "VALIDATION_ERROR",
+			Contains: []string{`"field":"email"`, `"reason":"is read-only`},
+			Check: func(t *testing.T, _ *testutil.Response) {
+				if n := name(alice.UserID); n != "Alice A." {
+					t.Fatalf("name %q after a refused PUT", n)
+				}
+			}},
 		{Name: "a user may not change their role", Method: "PUT", Path: "/v1/users/" + alice.UserID, Token: alice.Token,
 			Body: map[string]any{"role": "admin"}, Status: 403, Code: "PERMISSION_DENIED"},
 		{Name: "a user may not disable themselves", Method: "PUT", Path: "/v1/users/" + alice.UserID, Token: alice.Token,

@@ -10,10 +10,12 @@ import (
 )
 
 // Fields of a webhook body: what a client may set, and what it may send back
-// as it got it (read-only, ignored).
+// as it got it (read-only: decode.go). The delivery state moves on its own.
 var (
-	webhookFields         = []string{"url", "description", "events", "active"}
-	webhookReadOnlyFields = []string{"id", "user_id", "created_at", "updated_at", "previous_secret_expires_at", "consecutive_failures", "backoff_until"}
+	webhookFields   = []string{"url", "description", "events", "active"}
+	webhookReadOnly = readOnly{fixed: []string{"id", "user_id", "created_at"},
+		kept:   []string{"updated_at", "previous_secret_expires_at", "consecutive_failures", "backoff_until"},
+		reason: ": send it as it was read, or leave it out"}
 )
 
 type webhooks struct{ svc *service.Service }
@@ -58,7 +60,7 @@ func (h webhooks) get(c *gin.Context) {
 }
 
 func (h webhooks) create(c *gin.Context) {
-	in, err := webhookInput(c)
+	in, err := webhookInput(c, nil, nil)
 	if err != nil {
 		renderError(c, err)
 		return
@@ -73,12 +75,19 @@ func (h webhooks) create(c *gin.Context) {
 }
 
 func (h webhooks) update(c *gin.Context) {
-	in, err := webhookInput(c, webhookReadOnlyFields...)
+	id := c.Param("id")
+	in, err := webhookInput(c, &webhookReadOnly, func() (any, error) {
+		ep, err := h.svc.GetWebhook(c.Request.Context(), id)
+		if err != nil {
+			return nil, err
+		}
+		return resource.NewWebhook(ep), nil
+	})
 	if err != nil {
 		renderError(c, err)
 		return
 	}
-	ep, err := h.svc.UpdateWebhook(c.Request.Context(), c.Param("id"), in)
+	ep, err := h.svc.UpdateWebhook(c.Request.Context(), id, in)
 	if err != nil {
 		renderError(c, err)
 		return
@@ -153,15 +162,21 @@ func (h webhooks) recover(c *gin.Context) {
 	renderData(c, http.StatusOK, resource.NewRecovery(id, *since, n))
 }
 
-// webhookInput decodes a webhook body; ignored names fields that are dropped
-// rather than refused.
-func webhookInput(c *gin.Context, ignored ...string) (service.WebhookInput, error) {
+// webhookInput decodes a webhook body: on create (ro nil) the settable
+// fields only; on update also the read-only ones, checked against current.
+func webhookInput(c *gin.Context, ro *readOnly, current func() (any, error)) (service.WebhookInput, error) {
 	var in service.WebhookInput
 	body, err := decodeObject(c)
 	if err != nil {
 		return in, err
 	}
-	if err := body.allow(webhookFields, ignored...); err != nil {
+	if ro == nil {
+		ro = &readOnly{}
+	}
+	if err := body.allow(webhookFields, ro.all()...); err != nil {
+		return in, err
+	}
+	if err := body.check(*ro, current); err != nil {
 		return in, err
 	}
 	if in.URL, err = body.str("url"); err != nil {

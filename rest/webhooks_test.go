@@ -113,8 +113,11 @@ func TestWebhooksAPI(t *testing.T) {
 
 		// update
 		{Name: "partial update", Method: "PUT", Path: "/v1/webhooks/" + alice, Token: env.Alice.Token,
-			Body:   map[string]any{"events": []string{"item.updated"}, "active": false, "id": "ignored", "created_at": "ignored"},
-			Status: 200, Contains: []string{`"events":["item.updated"]`, `"active":false`, `"url":"https://hooks.example.com/alice"`}, NotContains: []string{"whsec_"}},
+			Body:   map[string]any{"events": []string{"item.updated"}, "active": false, "id": alice, "user_id": env.Alice.UserID, "consecutive_failures": 7},
+			Status: 200, Contains: []string{`"events":["item.updated"]`, `"active":false`, `"url":"https://hooks.example.com/alice"`, `"consecutive_failures":0`}, NotContains: []string{"whsec_"}},
+		{Name: "update with another id", Method: "PUT", Path: "/v1/webhooks/" + alice, Token: env.Alice.Token,
+			Body: map[string]any{"description": "x", "id": "whk_01jd0000000000000000000000"}, Status: 400, Code: "VALIDATION_ERROR",
+			Contains: []string{`"field":"id"`, `"reason":"is read-only`}},
 		{Name: "update url to a private address", Method: "PUT", Path: "/v1/webhooks/" + alice, Token: env.Alice.Token,
 			Body: map[string]any{"url": "http://10.0.0.1/"}, Status: 400, Code: "VALIDATION_ERROR", Contains: []string{`"field":"url"`}},
 		{Name: "update another user's", Method: "PUT", Path: "/v1/webhooks/" + bob, Token: env.Alice.Token,

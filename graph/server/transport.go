@@ -210,6 +210,11 @@ func decodeParams(body []byte) (*graphql.RawParams, *apperr.Error) {
 		}
 		return nil, apperr.Validation("body", reason)
 	}
+	// encoding/json keeps the last of repeated names: refused instead, as
+	// on REST, naming the path (variables.input.name).
+	if name, dup := httpapi.DuplicateKey(body); dup {
+		return nil, apperr.Validation(name, "appears more than once in the body: send each field once")
+	}
 	return params, nil
 }
 

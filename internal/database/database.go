@@ -155,7 +155,7 @@ func openSQLite(path string, open Opener) (*sql.DB, error) {
 		}
 	}
 	dsn := sqliteDSN(path, busyTimeout)
-	db, err := open("sqlite", dsn)
+	db, err := open(sqliteDriverName, dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite: %w", err)
 	}

@@ -3,7 +3,6 @@ package service
 import (
 	"context"
 	"fmt"
-	"net/mail"
 	"net/url"
 	"strconv"
 	"strings"
@@ -65,7 +64,11 @@ func (f UserFilter) apply(q *ent.UserQuery) error {
 		if err := CheckFilterText("email", f.EmailPrefix); err != nil {
 			return err
 		}
-		where = append(where, user.EmailHasPrefix(strings.ToLower(f.EmailPrefix)))
+		prefix, err := canonicalEmail(f.EmailPrefix)
+		if err != nil {
+			return err
+		}
+		where = append(where, user.EmailHasPrefix(prefix))
 	}
 	if q != nil {
 		q.Where(where...)
@@ -89,11 +92,11 @@ func (s *Service) FindUsers(ctx context.Context, f UserFilter) ([]*ent.User, err
 // CreateUser makes a user; an email already taken (whatever its case) is
 // VALIDATION_ERROR naming email, the user keeps it.
 func (s *Service) CreateUser(ctx context.Context, email, name, role string) (*ent.User, error) {
-	email = strings.ToLower(strings.TrimSpace(email))
-	name = strings.TrimSpace(name)
-	if addr, err := mail.ParseAddress(email); err != nil || addr.Address != email {
-		return nil, apperr.Validation("email", "must be an email address")
+	email, err := normalizeEmail(email)
+	if err != nil {
+		return nil, err
 	}
+	name = strings.TrimSpace(name)
 	if name == "" {
 		return nil, apperr.Validation("name", "is required")
 	}
@@ -102,13 +105,12 @@ func (s *Service) CreateUser(ctx context.Context, email, name, role string) (*en
 	}
 	r := user.RoleUser
 	if role != "" {
-		var err error
 		if r, err = parseRole(role); err != nil {
 			return nil, err
 		}
 	}
 	var u *ent.User
-	err := s.withTx(ctx, func(tx *ent.Tx) error {
+	err = s.withTx(ctx, func(tx *ent.Tx) error {
 		taken, err := tx.User.Query().Where(user.Email(email)).Exist(ctx)
 		if err != nil {
 			return fmt.Errorf("find user: %w", err)
@@ -292,7 +294,11 @@ func findUser(ctx context.Context, tx *ent.Tx, idOrEmail string) (*ent.User, err
 	if strings.HasPrefix(idOrEmail, "user_") {
 		q.Where(user.ID(idOrEmail))
 	} else {
-		q.Where(user.Email(strings.ToLower(strings.TrimSpace(idOrEmail))))
+		email, err := canonicalEmail(idOrEmail)
+		if err != nil {
+			return nil, err
+		}
+		q.Where(user.Email(email))
 	}
 	u, err := q.Only(ctx)
 	if ent.IsNotFound(err) {
@@ -309,7 +315,11 @@ func findUser(ctx context.Context, tx *ent.Tx, idOrEmail string) (*ent.User, err
 func (s *Service) FindKeys(ctx context.Context, email string) ([]*ent.APIKey, error) {
 	q := s.db.APIKey.Query().WithOwner()
 	if email != "" {
-		q.Where(apikey.HasOwnerWith(user.Email(strings.ToLower(strings.TrimSpace(email)))))
+		email, err := canonicalEmail(email)
+		if err != nil {
+			return nil, err
+		}
+		q.Where(apikey.HasOwnerWith(user.Email(email)))
 	}
 	ks, err := q.Order(apikey.ByCreatedAt(), apikey.ByID()).All(ctx)
 	if err != nil {

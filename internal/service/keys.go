@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/mail"
 	"strings"
 
 	"github.com/acme/itemsvc/ent"
@@ -25,17 +24,17 @@ type NewKey struct {
 // (with name and role) if there is none. It is an operator's action (the CLI,
 // first start), not an API call, and runs as the system.
 func (s *Service) CreateKey(ctx context.Context, email, name string, admin bool) (NewKey, error) {
-	email = strings.ToLower(strings.TrimSpace(email))
-	name = strings.TrimSpace(name)
-	if addr, err := mail.ParseAddress(email); err != nil || addr.Address != email {
-		return NewKey{}, apperr.Validation("email", "must be an email address")
+	email, err := normalizeEmail(email)
+	if err != nil {
+		return NewKey{}, err
 	}
+	name = strings.TrimSpace(name)
 	role := user.RoleUser
 	if admin {
 		role = user.RoleAdmin
 	}
 	var out NewKey
-	err := s.withTx(system(ctx), func(tx *ent.Tx) error {
+	err = s.withTx(system(ctx), func(tx *ent.Tx) error {
 		u, err := tx.User.Query().Where(user.Email(email)).Only(system(ctx))
 		switch {
 		case ent.IsNotFound(err):
@@ -128,9 +127,9 @@ func (s *Service) Bootstrap(ctx context.Context, first FirstAdmin) (key string, 
 	ctx = system(ctx)
 	email := "admin@localhost"
 	if first.Email != "" {
-		email = strings.ToLower(strings.TrimSpace(first.Email))
-		if addr, err := mail.ParseAddress(email); err != nil || addr.Address != email {
-			return "", false, apperr.Validation("email", "BOOTSTRAP_ADMIN_EMAIL must be an email address")
+		var err error
+		if email, err = normalizeEmail(first.Email); err != nil {
+			return "", false, fmt.Errorf("BOOTSTRAP_ADMIN_EMAIL: %w", err)
 		}
 		if !auth.LooksLikeKey(first.Key) {
 			return "", false, errors.New("BOOTSTRAP_ADMIN_KEY_FILE: want a key of sk_live_ and 32 lowercase letters or digits")

@@ -197,7 +197,7 @@ func seed(ctx context.Context, server string, env []string, db *database, users,
 
 // insertItems writes n items in batches of one transaction: ids made like
 // the product's (prefix + lowercase ULID of the creation time), timestamps in
-// UTC at microsecond precision (the driver stores them as ent's do), one item
+// UTC at microsecond precision (stored as the server's pool stores them), one item
 // in ten archived, owners in turn, then the item counters; record learns each
 // item's owner and id.
 func insertItems(ctx context.Context, db *sql.DB, dialect string, owners []string, n int, nameFormat string, record func(owner int, id string)) error {
@@ -239,7 +239,13 @@ func insertItems(ctx context.Context, db *sql.DB, dialect string, owners []strin
 				}
 			}
 			sb.WriteString(")")
-			args = append(args, id, ts, ts, fmt.Sprintf(nameFormat, i),
+			var at any = ts
+			if dialect != "postgres" {
+				// As the server's pool writes a time on SQLite
+				// (internal/database/sqlitetime.go).
+				at = ts.Format("2006-01-02T15:04:05.000000Z")
+			}
+			args = append(args, id, at, at, fmt.Sprintf(nameFormat, i),
 				fmt.Sprintf("Seeded item %d of the benchmark, with a description of ordinary length.", i), status, owners[owner])
 		}
 		if _, err := tx.ExecContext(ctx, sb.String(), args...); err != nil {
