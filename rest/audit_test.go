@@ -606,3 +606,59 @@ func TestAuditPageCost(t *testing.T) {
 		})
 	}
 }
+
+// TestAuditRedactsWebhookURL: a webhook URL carrying credentials (a user
+// and password, query values) is kept in audit records with them redacted,
+// on its creation, a change of URL and its deletion, while its owner still
+// reads it whole through GET /v1/webhooks/{id} and GraphQL's webhook(id).
+func TestAuditRedactsWebhookURL(t *testing.T) {
+	env := webhookEnv(t)
+	alice := env.Alice
+	log := newAuditLog(t, env)
+	const first = "https://hookuser:pa55w0rd@hooks.example.com/in?token=t0ken-s3cret&v=2"
+	const second = "https://hooks.example.com/in?sig=0th3r-s3cret"
+	hook := createWebhook(t, env, alice, first)
+	for _, tc := range []struct {
+		name    string
+		req     *testutil.Request
+		changes map[string]any
+	}{
+		{"created", nil, map[string]any{"url": []any{nil, "https://REDACTED:REDACTED@hooks.example.com/in?token=REDACTED&v=REDACTED"}}},
+		{"url changed", &testutil.Request{Method: "PUT", Path: "/v1/webhooks/" + hook, Token: alice.Token, Body: map[string]any{"url": second}},
+			map[string]any{"url": []any{"https://REDACTED:REDACTED@hooks.example.com/in?token=REDACTED&v=REDACTED", "https://hooks.example.com/in?sig=REDACTED"}}},
+		{"deleted", &testutil.Request{Method: "DELETE", Path: "/v1/webhooks/" + hook, Token: alice.Token},
+			map[string]any{"url": []any{"https://hooks.example.com/in?sig=REDACTED", nil}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.req != nil {
+				if tc.req.Method == "DELETE" {
+					// The owner reads the URL whole, on both APIs.
+					r := env.Do(testutil.Request{Method: "GET", Path: "/v1/webhooks/" + hook, Token: alice.Token})
+					var w struct{ URL string }
+					r.Data(t, &w)
+					g := testutil.GQL(t, env, alice.Token, `query($id: ID!) { webhook(id: $id) { url } }`, map[string]any{"id": hook}).OK(t)
+					if w.URL != second || g.At(t, "webhook", "url") != second {
+						t.Fatalf("the owner reads %q (REST) and %v (GraphQL), want %q", w.URL, g.At(t, "webhook", "url"), second)
+					}
+				}
+				if r := env.Do(*tc.req); r.Status != 200 {
+					t.Fatalf("status %d: %s", r.Status, r.Body)
+				}
+			}
+			got := log.fresh()
+			if len(got) != 1 {
+				t.Fatalf("%d records, want 1", len(got))
+			}
+			ch := auditChanges(t, got[0].Changes)
+			if !reflect.DeepEqual(ch["url"], tc.changes["url"]) {
+				t.Errorf("url %v, want %v", ch["url"], tc.changes["url"])
+			}
+			b, _ := json.Marshal(got[0].Changes)
+			for _, secret := range []string{"pa55w0rd", "t0ken-s3cret", "0th3r-s3cret", "hookuser"} {
+				if strings.Contains(string(b), secret) {
+					t.Errorf("the record holds %q: %s", secret, b)
+				}
+			}
+		})
+	}
+}
