@@ -454,7 +454,7 @@ func TestDeliverySpanRedactsURL(t *testing.T) {
 	full := ""
 	for _, a := range client.Attributes() {
 		if a.Key == "url.full" {
-			full = a.Value.Emit()
+			full = a.Value.String()
 		}
 	}
 	if full != want {
@@ -463,11 +463,11 @@ func TestDeliverySpanRedactsURL(t *testing.T) {
 	for _, s := range rec.Ended() {
 		var texts []string
 		for _, a := range s.Attributes() {
-			texts = append(texts, a.Value.Emit())
+			texts = append(texts, a.Value.String())
 		}
 		for _, e := range s.Events() {
 			for _, a := range e.Attributes {
-				texts = append(texts, a.Value.Emit())
+				texts = append(texts, a.Value.String())
 			}
 		}
 		texts = append(texts, s.Status().Description)
