@@ -197,3 +197,82 @@ func TestAuditActionSpelling(t *testing.T) {
 		t.Fatalf("GraphQL's AuditAction %v, want %v (service.AuditActions)", got, want)
 	}
 }
+
+// TestAuditItemChanges: over GraphQL, as over REST, an admin's updateItem
+// or deleteItem of another user's item writes one audit record
+// (ITEM_UPDATED with the changed fields, ITEM_DELETED with the item as it
+// was), read back through auditEvents; a user's change of their own item,
+// an admin's of their own, and a refused change write none.
+func TestAuditItemChanges(t *testing.T) {
+	env := testutil.New(t)
+	admin, alice, bob := env.Admin, env.Alice, env.Bob
+	if _, err := env.App.DB.Client.AuditEvent.Delete().Exec(testutil.SystemContext(t)); err != nil {
+		t.Fatal(err)
+	}
+	const update = `mutation($id: ID!, $name: String, $status: ItemStatus) {
+		updateItem(id: $id, input: {name: $name, status: $status}) { id } }`
+	const remove = `mutation($id: ID!) { deleteItem(id: $id) }`
+	alices, bobs, admins := env.CreateItem(alice, "Alice's"), env.CreateItem(bob, "Bob's"), env.CreateItem(admin, "mine")
+	rows := []struct {
+		name, token, query string
+		vars               map[string]any
+		code               string // "" on success
+		action             string // "": no record
+		changes            map[string][2]any
+	}{
+		{name: "a user renames their own item", token: bob.Token, query: update,
+			vars: map[string]any{"id": bobs, "name": "Bob's own"}},
+		{name: "an admin renames their own item", token: admin.Token, query: update,
+			vars: map[string]any{"id": admins, "name": "still mine"}},
+		{name: "a user may not rename another's", token: bob.Token, query: update,
+			vars: map[string]any{"id": alices, "name": "x"}, code: "PERMISSION_DENIED"},
+		{name: "an admin renames and archives another user's item", token: admin.Token, query: update,
+			vars:   map[string]any{"id": alices, "name": "renamed", "status": "ARCHIVED"},
+			action: "ITEM_UPDATED", changes: map[string][2]any{"name": {`"Alice's"`, `"renamed"`}, "status": {`"active"`, `"archived"`}}},
+		{name: "an admin's change to the same values", token: admin.Token, query: update,
+			vars: map[string]any{"id": alices, "name": "renamed"}},
+		{name: "a user deletes their own item", token: bob.Token, query: remove, vars: map[string]any{"id": bobs}},
+		{name: "an admin deletes another user's item", token: admin.Token, query: remove, vars: map[string]any{"id": alices},
+			action: "ITEM_DELETED", changes: map[string][2]any{"user_id": {`"` + alice.UserID + `"`, nil},
+				"name": {`"renamed"`, nil}, "description": {`""`, nil}, "status": {`"archived"`, nil}}},
+	}
+	seen := 0
+	for _, row := range rows {
+		t.Run(row.name, func(t *testing.T) {
+			r := testutil.GQL(t, env, row.token, row.query, row.vars)
+			if row.code != "" {
+				if r.Code() != row.code {
+					t.Fatalf("want %s: %s", row.code, r.Raw)
+				}
+			} else {
+				r.OK(t)
+			}
+			trail := testutil.GQL(t, env, admin.Token, `{ auditEvents(first: 100) { edges { node {
+				actorID action targetID changes { field before after } } } } }`, nil).OK(t)
+			edges := trail.At(t, "auditEvents", "edges").([]any)
+			fresh := len(edges) - seen
+			seen = len(edges)
+			if row.action == "" {
+				if fresh != 0 {
+					t.Fatalf("%d records, want none: %s", fresh, trail.Raw)
+				}
+				return
+			}
+			if fresh != 1 {
+				t.Fatalf("%d records, want 1: %s", fresh, trail.Raw)
+			}
+			e := edges[0].(map[string]any)["node"].(map[string]any)
+			if e["action"] != row.action || e["actorID"] != admin.UserID || e["targetID"] != row.vars["id"] {
+				t.Errorf("record %v, want %s by the admin on %s", e, row.action, row.vars["id"])
+			}
+			got := map[string][2]any{}
+			for _, c := range e["changes"].([]any) {
+				c := c.(map[string]any)
+				got[c["field"].(string)] = [2]any{c["before"], c["after"]}
+			}
+			if fmt.Sprint(got) != fmt.Sprint(row.changes) {
+				t.Errorf("changes %v, want %v", got, row.changes)
+			}
+		})
+	}
+}

@@ -63,11 +63,12 @@ func auditChanges(t *testing.T, m map[string][2]json.RawMessage) map[string]any 
 	return out
 }
 
-// TestAuditRecordsEachChange: every change of a user, webhook or delivery
-// through the API writes exactly one audit record, in the transaction of
-// the change, naming its actor, target, request id and the fields that
-// changed as [before, after]; a refused change writes none; and no record
-// carries a secret. One row per action and per refusal, in order on one
+// TestAuditRecordsEachChange: every change of a user, webhook or delivery,
+// and an admin's change of another user's item, through the API writes
+// exactly one audit record, in the transaction of the change, naming its
+// actor, target, request id and the fields that changed as [before, after];
+// a refused change writes none, nor does a user's change of their own item;
+// and no record carries a secret. One row per action and per refusal, in order on one
 // database.
 func TestAuditRecordsEachChange(t *testing.T) {
 	env := webhookEnv(t)
@@ -101,7 +102,7 @@ func TestAuditRecordsEachChange(t *testing.T) {
 		}
 		return d.ID
 	}
-	var retried string
+	var retried, item string
 
 	type req = testutil.Request
 	rows := []struct {
@@ -109,7 +110,7 @@ func TestAuditRecordsEachChange(t *testing.T) {
 		req     func() req
 		status  int
 		after   func(r *testutil.Response) // reads the answer (ids, secrets)
-		action  string                     // "": the refusal writes no record
+		action  string                     // "": no record (a refusal, or no administrative change)
 		actor   string                     // "": the system
 		target  func() string
 		changes map[string]any
@@ -236,13 +237,53 @@ func TestAuditRecordsEachChange(t *testing.T) {
 		{name: "deleted again", status: 404, req: func() req {
 			return req{Method: "DELETE", Path: "/v1/webhooks/" + hook, Token: alice.Token}
 		}},
+
+		// Items: an admin's change of another user's item is recorded; a
+		// user's change of their own (an admin's too) is not administration.
+		{name: "a user renames their own item", status: 200, req: func() req {
+			item = env.CreateItem(bob, "Bob's")
+			return req{Method: "PUT", Path: "/v1/items/" + item, Token: bob.Token, Body: map[string]any{"name": "Bob's own"}}
+		}},
+		{name: "an admin renames their own item", status: 200, req: func() req {
+			return req{Method: "PUT", Path: "/v1/items/" + env.CreateItem(admin, "mine"), Token: admin.Token, Body: map[string]any{"name": "still mine"}}
+		}},
+		{name: "a user may not rename another's item", status: 403, req: func() req {
+			return req{Method: "PUT", Path: "/v1/items/" + item, Token: alice.Token, Body: map[string]any{"name": "x"}}
+		}},
+		{name: "an admin renames and archives another user's item", status: 200, action: "item.updated", actor: admin.UserID,
+			req: func() req {
+				return req{Method: "PUT", Path: "/v1/items/" + item, Token: admin.Token,
+					Body: map[string]any{"name": "renamed by the admin", "description": "", "status": "archived"}}
+			},
+			target:  func() string { return item },
+			changes: map[string]any{"name": []any{"Bob's own", "renamed by the admin"}, "status": []any{"active", "archived"}}},
+		{name: "an admin's change to the same values changes nothing", status: 200, req: func() req {
+			return req{Method: "PUT", Path: "/v1/items/" + item, Token: admin.Token, Body: map[string]any{"status": "archived"}}
+		}},
+		{name: "an admin's stale If-Match", status: 412, req: func() req {
+			return req{Method: "PUT", Path: "/v1/items/" + item, Token: admin.Token, Body: map[string]any{"name": "late"},
+				Headers: map[string]string{"If-Match": `"1"`}}
+		}},
+		{name: "an admin deletes another user's item", status: 200, action: "item.deleted", actor: admin.UserID,
+			req: func() req {
+				return req{Method: "DELETE", Path: "/v1/items/" + item, Token: admin.Token}
+			},
+			target: func() string { return item },
+			changes: map[string]any{"user_id": []any{bob.UserID, nil}, "name": []any{"renamed by the admin", nil},
+				"description": []any{"", nil}, "status": []any{"archived", nil}}},
+		{name: "a user deletes their own item", status: 200, req: func() req {
+			return req{Method: "DELETE", Path: "/v1/items/" + env.CreateItem(bob, "short-lived"), Token: bob.Token}
+		}},
 	}
 	for i, row := range rows {
 		t.Run(row.name, func(t *testing.T) {
 			rq := row.req()
 			log.fresh() // what the row's setup recorded (a key it made) is not its change
 			id := fmt.Sprintf("audit-row-%d", i)
-			rq.Headers = map[string]string{"X-Request-ID": id}
+			if rq.Headers == nil {
+				rq.Headers = map[string]string{}
+			}
+			rq.Headers["X-Request-ID"] = id
 			r := env.Do(rq)
 			if r.Status != row.status {
 				t.Fatalf("status %d, want %d: %s", r.Status, row.status, r.Body)
@@ -561,6 +602,62 @@ func TestAuditPageCost(t *testing.T) {
 			ranged := !strings.Contains(query, "cursor=") || strings.Contains(p, "created_at<")
 			if !strings.Contains(p, "INDEX auditevent_") || strings.Contains(p, "TEMP B-TREE") || !ranged {
 				t.Errorf("the page does not read an index in its order:\n%s\n%s", p, stmts[0])
+			}
+		})
+	}
+}
+
+// TestAuditRedactsWebhookURL: a webhook URL carrying credentials (a user
+// and password, query values) is kept in audit records with them redacted,
+// on its creation, a change of URL and its deletion, while its owner still
+// reads it whole through GET /v1/webhooks/{id} and GraphQL's webhook(id).
+func TestAuditRedactsWebhookURL(t *testing.T) {
+	env := webhookEnv(t)
+	alice := env.Alice
+	log := newAuditLog(t, env)
+	const first = "https://hookuser:pa55w0rd@hooks.example.com/in?token=t0ken-s3cret&v=2"
+	const second = "https://hooks.example.com/in?sig=0th3r-s3cret"
+	hook := createWebhook(t, env, alice, first)
+	for _, tc := range []struct {
+		name    string
+		req     *testutil.Request
+		changes map[string]any
+	}{
+		{"created", nil, map[string]any{"url": []any{nil, "https://REDACTED:REDACTED@hooks.example.com/in?token=REDACTED&v=REDACTED"}}},
+		{"url changed", &testutil.Request{Method: "PUT", Path: "/v1/webhooks/" + hook, Token: alice.Token, Body: map[string]any{"url": second}},
+			map[string]any{"url": []any{"https://REDACTED:REDACTED@hooks.example.com/in?token=REDACTED&v=REDACTED", "https://hooks.example.com/in?sig=REDACTED"}}},
+		{"deleted", &testutil.Request{Method: "DELETE", Path: "/v1/webhooks/" + hook, Token: alice.Token},
+			map[string]any{"url": []any{"https://hooks.example.com/in?sig=REDACTED", nil}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.req != nil {
+				if tc.req.Method == "DELETE" {
+					// The owner reads the URL whole, on both APIs.
+					r := env.Do(testutil.Request{Method: "GET", Path: "/v1/webhooks/" + hook, Token: alice.Token})
+					var w struct{ URL string }
+					r.Data(t, &w)
+					g := testutil.GQL(t, env, alice.Token, `query($id: ID!) { webhook(id: $id) { url } }`, map[string]any{"id": hook}).OK(t)
+					if w.URL != second || g.At(t, "webhook", "url") != second {
+						t.Fatalf("the owner reads %q (REST) and %v (GraphQL), want %q", w.URL, g.At(t, "webhook", "url"), second)
+					}
+				}
+				if r := env.Do(*tc.req); r.Status != 200 {
+					t.Fatalf("status %d: %s", r.Status, r.Body)
+				}
+			}
+			got := log.fresh()
+			if len(got) != 1 {
+				t.Fatalf("%d records, want 1", len(got))
+			}
+			ch := auditChanges(t, got[0].Changes)
+			if !reflect.DeepEqual(ch["url"], tc.changes["url"]) {
+				t.Errorf("url %v, want %v", ch["url"], tc.changes["url"])
+			}
+			b, _ := json.Marshal(got[0].Changes)
+			for _, secret := range []string{"pa55w0rd", "t0ken-s3cret", "0th3r-s3cret", "hookuser"} {
+				if strings.Contains(string(b), secret) {
+					t.Errorf("the record holds %q: %s", secret, b)
+				}
 			}
 		})
 	}

@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/acme/itemsvc/internal/config"
+	"github.com/acme/itemsvc/internal/secrets"
 	"github.com/acme/itemsvc/internal/testutil"
 	"github.com/acme/itemsvc/internal/tracing"
 )
@@ -225,6 +226,13 @@ func checkManifests(docs []manifest, f serverFacts) []error {
 				m    manifest
 				keys []string
 			}{m, keys})
+			for k, v := range s.StringData {
+				// An example value that passes would be deployed as it is,
+				// and is known to everyone who read it.
+				if (k == "SECRET_KEY" || k == "JWT_SECRET") && v != "" && secretsCheck(v) == nil {
+					fail(m, "%s holds a value the server accepts: ship none", k)
+				}
+			}
 		default:
 			fail(m, "kind %q is not one this test knows", meta.Kind)
 		}
@@ -360,6 +368,7 @@ func TestKubernetesManifests(t *testing.T) {
 		{"liveness path", "path: /healthz", "path: /health", "/health"},
 		{"variable name", "name: DATABASE_URL\n", "name: DATABASE_URI\n", "DATABASE_URI"},
 		{"secret key", "  REDIS_URL: redis", "  REDIS_ADDR: redis", "REDIS_ADDR"},
+		{"usable server secret", `SECRET_KEY: ""`, "SECRET_KEY: 9c4b0e7d2f86a1b35e0d47c9f2a86b13d5e7f90a2c4b6d8e1f3a5c7e9b0d2f41", "SECRET_KEY holds a value"},
 		{"command", `args: ["migrate"]`, `args: ["migrations"]`, "migrations"},
 		{"port", "containerPort: 8080", "containerPort: 8081", "8081"},
 		{"misspelt field", "readinessProbe:", "readynessProbe:", "readynessProbe"},
@@ -388,3 +397,41 @@ func TestKubernetesManifests(t *testing.T) {
 		})
 	}
 }
+
+// TestKubernetesSecretRefused: a server started with the example Secret as
+// it ships (SECRET_KEY empty, on PostgreSQL), or with the placeholder an
+// earlier example shipped, refuses to start and says how to make a secret.
+func TestKubernetesSecretRefused(t *testing.T) {
+	var shipped corev1.Secret
+	for _, m := range readManifests(t) {
+		if bytes.Contains(m.yaml, []byte("kind: Secret")) {
+			if err := yaml.UnmarshalStrict(m.yaml, &shipped); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	value, ok := shipped.StringData["SECRET_KEY"]
+	if !ok {
+		t.Fatal("the example Secret has no SECRET_KEY")
+	}
+	for _, tc := range []struct{ name, value string }{
+		{"as shipped", value},
+		{"the placeholder", secrets.Placeholders[0]},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("SECRET_KEY", tc.value)
+			// The example's database, on an address where nothing listens.
+			_, stderr, err := runCmd(t, "serve", "-database-url", "postgres://itemsvc@127.0.0.1:1/itemsvc", "-addr", "127.0.0.1:0")
+			if err == nil {
+				t.Fatal("the server started")
+			}
+			if msg := err.Error() + stderr; !strings.Contains(msg, "SECRET_KEY") || !strings.Contains(msg, "openssl rand -hex 32") {
+				t.Fatalf("refusal %q (stderr %q) does not say how to make a SECRET_KEY", err, stderr)
+			}
+		})
+	}
+}
+
+// secretsCheck is secrets.Check, under a name checkManifests' own map of
+// Secrets does not hide.
+var secretsCheck = secrets.Check

@@ -27,11 +27,18 @@ func runCmd(t *testing.T, args ...string) (string, string, error) {
 	return out.String(), errOut.String(), err
 }
 
+// Two server secrets for the commands' tests: random, as the server
+// demands (openssl rand -hex 32).
+const (
+	testSecretA = "5d0f3a8c91e24b7fa6c3d9e01b8f47a2c6e93d15f07b4a8e2d9c61f3b05a7e4c"
+	testSecretB = "b83e17c4f9a02d6e5c1b84f73a9d0e26f4c8b15a7e3d902c6b1f48e5a7d3c09f"
+)
+
 // TestMain gives the commands the server secret PostgreSQL requires, as an
 // operator's environment would.
 func TestMain(m *testing.M) {
 	if testutil.OnPostgres() && os.Getenv("SECRET_KEY") == "" {
-		os.Setenv("SECRET_KEY", strings.Repeat("s", 32))
+		os.Setenv("SECRET_KEY", testSecretA)
 	}
 	os.Exit(m.Run())
 }
@@ -73,7 +80,7 @@ func TestKeysCommands(t *testing.T) {
 // line on stdout, and says how many on stderr; with the key that sealed
 // them it lists none.
 func TestWebhooksUnopenable(t *testing.T) {
-	keyA, keyB := strings.Repeat("a", 32), strings.Repeat("b", 32)
+	keyA, keyB := testSecretA, testSecretB
 	dbURL := testutil.DatabaseURL(t)
 	env := testutil.New(t, testutil.WithConfig(func(c *config.Config) {
 		c.DatabaseURL, c.SecretKey, c.WebhookAllowPrivate = dbURL, keyA, true

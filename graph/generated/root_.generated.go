@@ -1518,7 +1518,7 @@ type AuditEvent {
   actorID: ID
   "What was done."
   action: AuditAction!
-  "The id of what changed: a user, key, webhook or delivery."
+  "The id of what changed: a user, key, webhook, delivery or item."
   targetID: ID!
   "The fields that changed, each with its value before and after; never a secret, hash or key."
   changes: [AuditChange!]!
@@ -1562,6 +1562,10 @@ enum AuditAction {
   DELIVERY_RETRIED
   "A webhook's failed deliveries were re-queued (REST: deliveries.recovered)."
   DELIVERIES_RECOVERED
+  "An admin changed another user's item's name, description or status (REST: item.updated); a user's changes of their own items are not audited."
+  ITEM_UPDATED
+  "An admin deleted another user's item; the record holds the item as it was (REST: item.deleted)."
+  ITEM_DELETED
 }
 
 "A page of the audit trail."

@@ -253,6 +253,10 @@ const (
 	AuditActionDeliveryRetried AuditAction = "DELIVERY_RETRIED"
 	// A webhook's failed deliveries were re-queued (REST: deliveries.recovered).
 	AuditActionDeliveriesRecovered AuditAction = "DELIVERIES_RECOVERED"
+	// An admin changed another user's item's name, description or status (REST: item.updated); a user's changes of their own items are not audited.
+	AuditActionItemUpdated AuditAction = "ITEM_UPDATED"
+	// An admin deleted another user's item; the record holds the item as it was (REST: item.deleted).
+	AuditActionItemDeleted AuditAction = "ITEM_DELETED"
 )
 
 var AllAuditAction = []AuditAction{
@@ -267,11 +271,13 @@ var AllAuditAction = []AuditAction{
 	AuditActionWebhookSecretRotated,
 	AuditActionDeliveryRetried,
 	AuditActionDeliveriesRecovered,
+	AuditActionItemUpdated,
+	AuditActionItemDeleted,
 }
 
 func (e AuditAction) IsValid() bool {
 	switch e {
-	case AuditActionUserCreated, AuditActionUserUpdated, AuditActionKeyCreated, AuditActionKeyUpdated, AuditActionKeyRevoked, AuditActionWebhookCreated, AuditActionWebhookUpdated, AuditActionWebhookDeleted, AuditActionWebhookSecretRotated, AuditActionDeliveryRetried, AuditActionDeliveriesRecovered:
+	case AuditActionUserCreated, AuditActionUserUpdated, AuditActionKeyCreated, AuditActionKeyUpdated, AuditActionKeyRevoked, AuditActionWebhookCreated, AuditActionWebhookUpdated, AuditActionWebhookDeleted, AuditActionWebhookSecretRotated, AuditActionDeliveryRetried, AuditActionDeliveriesRecovered, AuditActionItemUpdated, AuditActionItemDeleted:
 		return true
 	}
 	return false

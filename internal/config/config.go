@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/acme/itemsvc/internal/secrets"
 )
 
 // Config holds every setting of the server (DESIGN §6).
@@ -80,8 +82,8 @@ func (c *Config) Register(fs *flag.FlagSet) *Loader {
 	l.add("database-url", "DATABASE_URL", "sqlite:data/app.db", "database: sqlite:PATH, sqlite::memory: or postgres://…", str(&c.DatabaseURL))
 	l.add("database-max-conns", "DATABASE_MAX_CONNS", "20", "PostgreSQL connections this server may hold open (docs/configuration.md sizes it); SQLite sizes its own pool", positive(&c.DatabaseMaxConns))
 	l.add("redis-url", "REDIS_URL", "", "Redis for rate-limit counters shared by replicas (redis://…); empty: in memory", str(&c.RedisURL))
-	l.add("secret-key", "SECRET_KEY", "", "server secret (32+ bytes, the same on every replica): derives the token signing key, encrypts webhook secrets; empty: a 0600 key file beside the SQLite database (required with PostgreSQL)", str(&c.SecretKey))
-	l.add("jwt-secret", "JWT_SECRET", "", "token signing secret (32+ bytes); empty: derived from SECRET_KEY", str(&c.JWTSecret))
+	l.add("secret-key", "SECRET_KEY", "", "server secret (32+ random bytes, the same on every replica: openssl rand -hex 32; a placeholder or a guessable value is refused): derives the token signing key, encrypts webhook secrets; empty: a 0600 key file beside the SQLite database (required with PostgreSQL)", str(&c.SecretKey))
+	l.add("jwt-secret", "JWT_SECRET", "", "token signing secret (32+ random bytes, held to the rule of SECRET_KEY); empty: derived from SECRET_KEY", str(&c.JWTSecret))
 	l.add("token-ttl", "TOKEN_TTL", "1h", "access token lifetime", duration(&c.TokenTTL))
 	l.add("rate-limit-per-minute", "RATE_LIMIT_PER_MINUTE", "100", "requests per minute per API key", positive(&c.RateLimitPerMinute))
 	l.add("rate-limit-per-hour", "RATE_LIMIT_PER_HOUR", "1000", "requests per hour per API key", positive(&c.RateLimitPerHour))
@@ -185,11 +187,14 @@ func (c *Config) validate() error {
 			}
 		}
 	}
-	if c.JWTSecret != "" && len(c.JWTSecret) < 32 {
-		errs = append(errs, errors.New("JWT_SECRET: want at least 32 bytes"))
-	}
-	if c.SecretKey != "" && len(c.SecretKey) < 32 {
-		errs = append(errs, errors.New("SECRET_KEY: want at least 32 bytes (openssl rand -hex 32 makes one)"))
+	// Either secret signs tokens: one that can be guessed (a placeholder, a
+	// phrase, a pattern) makes anyone an admin.
+	for _, s := range []struct{ name, value string }{{"JWT_SECRET", c.JWTSecret}, {"SECRET_KEY", c.SecretKey}} {
+		if s.value != "" {
+			if err := secrets.Check(s.value); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", s.name, err))
+			}
+		}
 	}
 	if c.TokenTTL < time.Second {
 		errs = append(errs, errors.New("TOKEN_TTL: want at least 1s"))

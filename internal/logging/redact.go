@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+	"strings"
 )
 
 // Redacted replaces a secret in a log line.
@@ -16,8 +17,8 @@ const Redacted = "[REDACTED]"
 
 // secrets are what a line must never show: API keys (their prefix kept, to
 // tell which kind it was), JWTs, bearer tokens, access_token values (a query
-// string's, a JSON member's, GraphQL's accessToken) and webhook signing
-// secrets.
+// string's, a JSON member's, GraphQL's accessToken), webhook signing
+// secrets and the user and password of a URL (scheme://user:pass@host).
 var secrets = []struct {
 	re   *regexp.Regexp
 	with string
@@ -27,6 +28,7 @@ var secrets = []struct {
 	{regexp.MustCompile(`eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]*)?`), Redacted},
 	{regexp.MustCompile(`(?i)(bearer\s+)[^\s"',;\\]+`), "${1}" + Redacted},
 	{regexp.MustCompile(`(?i)(access_?token\\?["']?\s*[:=]\s*\\?["']?)[^\s"'&,;}\\]+`), "${1}" + Redacted},
+	{regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://)[^\s/?#@"']+@`), "${1}" + Redacted + "@"},
 }
 
 // Redact returns s with every secret replaced by Redacted.
@@ -59,6 +61,10 @@ func mayHoldSecret(s string) bool {
 			}
 		case 'a', 'A':
 			if hasPrefixFold(s[i:], "access") {
+				return true
+			}
+		case '@':
+			if strings.Contains(s[:i], "://") {
 				return true
 			}
 		}

@@ -30,6 +30,9 @@ func TestRedact(t *testing.T) {
 		{`{"access_token":"abc","token_type":"Bearer"}`, `{"access_token":"[REDACTED]","token_type":"Bearer"}`},
 		{`{\"accessToken\":\"abc\"}`, `{\"accessToken\":\"[REDACTED]\"}`},
 		{"secret whsec_c2VjcmV0IHNlY3JldA== rotated", "secret whsec_[REDACTED] rotated"},
+		{`post to "https://user:pa55@hooks.example.com/in": refused`, `post to "https://[REDACTED]@hooks.example.com/in": refused`},
+		{"dial postgres://app:pw@db:5432/items failed", "dial postgres://[REDACTED]@db:5432/items failed"},
+		{"mail alice@example.com from https://example.com/", "mail alice@example.com from https://example.com/"},
 		{"request", "request"},
 		{"access denied", "access denied"},
 		{"", ""},
@@ -73,6 +76,25 @@ func TestLogger(t *testing.T) {
 	for _, want := range []string{`"n":3`, `"level":"WARN","msg":"decoding error body:sk_live_[REDACTED]\n{\"level\"`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("no %s in:\n%s", want, out)
+		}
+	}
+}
+
+// TestRedactURL: a URL's user and password and each query value are
+// redacted, the rest kept as it was (query names and their order too); a
+// URL without credentials is returned whole.
+func TestRedactURL(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"https://hooks.example.com/in", "https://hooks.example.com/in"},
+		{"https://user:pa55@hooks.example.com/in", "https://REDACTED:REDACTED@hooks.example.com/in"},
+		{"https://user@hooks.example.com/in", "https://REDACTED@hooks.example.com/in"},
+		{"https://hooks.example.com/in?token=s3cret&v=2", "https://hooks.example.com/in?token=REDACTED&v=REDACTED"},
+		{"https://hooks.example.com/in?z=1&a=2&flag&empty=", "https://hooks.example.com/in?z=REDACTED&a=REDACTED&flag&empty="},
+		{"https://u:p@hooks.example.com:8443/a/b?sig=x%2Fy#frag", "https://REDACTED:REDACTED@hooks.example.com:8443/a/b?sig=REDACTED#frag"},
+		{"%zz not a url", "%zz not a url"},
+	} {
+		if got := logging.RedactURL(c.in); got != c.want {
+			t.Errorf("RedactURL(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}
 }

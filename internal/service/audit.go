@@ -34,6 +34,8 @@ const (
 	AuditWebhookSecretRotated AuditAction = "webhook.secret_rotated"
 	AuditDeliveryRetried      AuditAction = "delivery.retried"
 	AuditDeliveriesRecovered  AuditAction = "deliveries.recovered"
+	AuditItemUpdated          AuditAction = "item.updated"
+	AuditItemDeleted          AuditAction = "item.deleted"
 )
 
 // AuditActions lists every action, in the order the docs list them.
@@ -42,6 +44,7 @@ var AuditActions = []AuditAction{
 	AuditKeyCreated, AuditKeyUpdated, AuditKeyRevoked,
 	AuditWebhookCreated, AuditWebhookUpdated, AuditWebhookDeleted, AuditWebhookSecretRotated,
 	AuditDeliveryRetried, AuditDeliveriesRecovered,
+	AuditItemUpdated, AuditItemDeleted,
 }
 
 // Valid reports whether a is one of AuditActions.

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"strings"
 
+	"entgo.io/ent/dialect"
+	"entgo.io/ent/dialect/sql"
+
 	"github.com/acme/itemsvc/ent"
 	"github.com/acme/itemsvc/ent/item"
 	"github.com/acme/itemsvc/ent/schema/pulid"
@@ -130,11 +133,13 @@ func (s *Service) UpdateItem(ctx context.Context, id string, in ItemInput) (*ent
 
 // UpdateItemIfMatch is UpdateItem on the condition that the item is still
 // one that pre names: otherwise nothing changes and the error is
-// PRECONDITION_FAILED. The update is written only where the version is the
+// PRECONDITION_FAILED. An admin's change of another user's item is
+// administration, audited (item.updated); a user's of their own is not. The update is written only where the version is the
 // one checked, so of two changes conditioned on the same ETag one wins and
 // the other fails, however they interleave.
 func (s *Service) UpdateItemIfMatch(ctx context.Context, id string, in ItemInput, pre Precondition) (*ent.Item, error) {
-	if _, err := requireViewer(ctx); err != nil {
+	v, err := requireViewer(ctx)
+	if err != nil {
 		return nil, err
 	}
 	if err := in.normalize(); err != nil {
@@ -144,8 +149,8 @@ func (s *Service) UpdateItemIfMatch(ctx context.Context, id string, in ItemInput
 		return nil, apperr.NotFound("item")
 	}
 	var it *ent.Item
-	err := s.withTx(ctx, func(tx *ent.Tx) error {
-		cur, err := tx.Item.Get(ctx, id)
+	err = s.withTx(ctx, func(tx *ent.Tx) error {
+		cur, err := itemForChange(ctx, tx, id, v.Admin())
 		if err != nil {
 			return err
 		}
@@ -177,7 +182,10 @@ func (s *Service) UpdateItemIfMatch(ctx context.Context, id string, in ItemInput
 		if ent.IsNotFound(err) && pre.set() {
 			return pre.raced(ctx, tx, id, err)
 		}
-		return err
+		if err != nil || cur.UserID == v.UserID {
+			return err
+		}
+		return s.recordAudit(ctx, tx, AuditItemUpdated, it.ID, itemChanges(cur, it))
 	})
 	if ent.IsNotFound(err) {
 		return nil, s.missingItem(ctx, id)
@@ -195,19 +203,25 @@ func (s *Service) DeleteItem(ctx context.Context, id string) error {
 
 // DeleteItemIfMatch is DeleteItem on the condition that the item is still
 // one that pre names, checked as UpdateItemIfMatch checks it: otherwise the
-// item stays and the error is PRECONDITION_FAILED.
+// item stays and the error is PRECONDITION_FAILED. An admin's deletion of
+// another user's item is audited (item.deleted), as UpdateItemIfMatch's
+// change is.
 func (s *Service) DeleteItemIfMatch(ctx context.Context, id string, pre Precondition) error {
-	if _, err := requireViewer(ctx); err != nil {
+	v, err := requireViewer(ctx)
+	if err != nil {
 		return err
 	}
 	if !pulid.Valid("item_", id) {
 		return apperr.NotFound("item")
 	}
-	err := s.withTx(ctx, func(tx *ent.Tx) error {
-		if !pre.set() {
+	err = s.withTx(ctx, func(tx *ent.Tx) error {
+		// Only an admin reaches another user's item (privacy), and that
+		// deletion is audited with the item as it was: for an admin the
+		// item is read first.
+		if !pre.set() && !v.Admin() {
 			return tx.Item.DeleteOneID(id).Exec(ctx)
 		}
-		cur, err := tx.Item.Get(ctx, id)
+		cur, err := itemForChange(ctx, tx, id, v.Admin())
 		if err != nil {
 			return err
 		}
@@ -215,10 +229,13 @@ func (s *Service) DeleteItemIfMatch(ctx context.Context, id string, pre Precondi
 			return err
 		}
 		err = tx.Item.DeleteOneID(id).Where(item.Version(cur.Version)).Exec(ctx)
-		if ent.IsNotFound(err) {
+		if ent.IsNotFound(err) && pre.set() {
 			return pre.raced(ctx, tx, id, err)
 		}
-		return err
+		if err != nil || cur.UserID == v.UserID {
+			return err
+		}
+		return s.recordAudit(ctx, tx, AuditItemDeleted, cur.ID, itemChanges(cur, nil))
 	})
 	if ent.IsNotFound(err) {
 		return s.missingItem(ctx, id)
@@ -227,6 +244,50 @@ func (s *Service) DeleteItemIfMatch(ctx context.Context, id string, pre Precondi
 		return fmt.Errorf("delete item: %w", err)
 	}
 	return nil
+}
+
+// itemForChange reads the item id in tx before a change. An admin may
+// change another user's item, and that change is audited with the values
+// it replaced: for them (lock) the row is locked on PostgreSQL until the
+// transaction ends, so that no concurrent change slips in between the read
+// and the write (SQLite has one writer at a time).
+func itemForChange(ctx context.Context, tx *ent.Tx, id string, lock bool) (*ent.Item, error) {
+	if !lock {
+		return tx.Item.Get(ctx, id)
+	}
+	return tx.Item.Query().Where(item.ID(id)).
+		Modify(func(s *sql.Selector) {
+			if s.Dialect() == dialect.Postgres {
+				s.ForUpdate()
+			}
+		}).
+		Only(ctx)
+}
+
+// itemChanges are the fields of an item that an admin's change of another
+// user's item changed, for its audit record: those that differ from before
+// to after, or, for a deletion (after nil), the item as it was, its owner
+// included (the record is all that is left to say whose it was).
+func itemChanges(before, after *ent.Item) map[string]Change {
+	if after == nil {
+		return map[string]Change{
+			"user_id":     {Before: before.UserID},
+			"name":        {Before: before.Name},
+			"description": {Before: before.Description},
+			"status":      {Before: before.Status},
+		}
+	}
+	out := map[string]Change{}
+	if before.Name != after.Name {
+		out["name"] = Change{before.Name, after.Name}
+	}
+	if before.Description != after.Description {
+		out["description"] = Change{before.Description, after.Description}
+	}
+	if before.Status != after.Status {
+		out["status"] = Change{before.Status, after.Status}
+	}
+	return out
 }
 
 // missingItem explains why the viewer could not reach an item: privacy hid

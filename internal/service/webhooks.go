@@ -18,6 +18,7 @@ import (
 	"github.com/acme/itemsvc/ent/schema/pulid"
 	"github.com/acme/itemsvc/ent/webhookendpoint"
 	"github.com/acme/itemsvc/internal/apperr"
+	"github.com/acme/itemsvc/internal/logging"
 	"github.com/acme/itemsvc/internal/secrets"
 	"github.com/acme/itemsvc/internal/webhook"
 )
@@ -217,7 +218,7 @@ func (s *Service) CreateWebhook(ctx context.Context, in WebhookInput) (*ent.Webh
 			return err
 		}
 		return s.recordAudit(ctx, tx, AuditWebhookCreated, ep.ID, map[string]Change{
-			"url":         {After: ep.URL},
+			"url":         {After: logging.RedactURL(ep.URL)},
 			"description": {After: ep.Description},
 			"events":      {After: ep.Events},
 			"active":      {After: ep.Active},
@@ -720,11 +721,13 @@ func (s *Service) webhookGuard() *webhook.Guard {
 }
 
 // webhookChanges are the audit changes from one state of an endpoint to the
-// next (after nil: deleted), of the fields its owner sets; never its secret.
+// next (after nil: deleted), of the fields its owner sets; never its secret,
+// nor the credentials its URL may carry (user, password, query values: the
+// record keeps logging.RedactURL's form, for a year, for every admin).
 func webhookChanges(before, after *ent.WebhookEndpoint) map[string]Change {
 	if after == nil {
 		return map[string]Change{
-			"url":         {Before: before.URL},
+			"url":         {Before: logging.RedactURL(before.URL)},
 			"description": {Before: before.Description},
 			"events":      {Before: before.Events},
 			"active":      {Before: before.Active},
@@ -732,7 +735,7 @@ func webhookChanges(before, after *ent.WebhookEndpoint) map[string]Change {
 	}
 	out := map[string]Change{}
 	if before.URL != after.URL {
-		out["url"] = Change{before.URL, after.URL}
+		out["url"] = Change{logging.RedactURL(before.URL), logging.RedactURL(after.URL)}
 	}
 	if before.Description != after.Description {
 		out["description"] = Change{before.Description, after.Description}

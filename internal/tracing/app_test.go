@@ -413,3 +413,78 @@ func TestMalformedTraceparent(t *testing.T) {
 		})
 	}
 }
+
+// TestDeliverySpanRedactsURL: a webhook URL carrying credentials (a user
+// and password, a ?token=) is delivered to as it is, but the delivery's
+// client span records url.full with them redacted (REDACTED, query names
+// kept), and no span attribute, span event or log line holds them.
+func TestDeliverySpanRedactsURL(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	ta := newTracedApp(t, tracing.New(tracing.Options{Processor: rec}))
+	tok := ta.token(t)
+	got := make(chan *http.Request, 4)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		got <- req
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(srv.Close)
+	const user, pass, token = "hookuser", "pa55w0rd", "t0ken-s3cret"
+	hook := strings.Replace(srv.URL, "http://", "http://"+user+":"+pass+"@", 1) + "/in?token=" + token + "&v=2"
+	if w := ta.do(t, "POST", "/v1/webhooks", tok, map[string]any{"url": hook}, nil); w.Code != http.StatusCreated {
+		t.Fatalf("create webhook: %d %s", w.Code, w.Body)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ta.Start(ctx)
+	if w := ta.do(t, "POST", "/v1/items", tok, map[string]any{"name": "traced"}, nil); w.Code != http.StatusCreated {
+		t.Fatalf("create item: %d %s", w.Code, w.Body)
+	}
+	var req *http.Request
+	select {
+	case req = <-got:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the webhook receiver got no delivery")
+	}
+	if u, p, _ := req.BasicAuth(); u != user || p != pass || req.URL.Query().Get("token") != token {
+		t.Errorf("the receiver got user %q, password %q, token %q: the request must keep its credentials", u, p, req.URL.Query().Get("token"))
+	}
+
+	client := spanNamed(t, rec, "HTTP POST")
+	want := "http://REDACTED:REDACTED@" + strings.TrimPrefix(srv.URL, "http://") + "/in?token=REDACTED&v=REDACTED"
+	full := ""
+	for _, a := range client.Attributes() {
+		if a.Key == "url.full" {
+			full = a.Value.String()
+		}
+	}
+	if full != want {
+		t.Errorf("url.full = %q, want %q", full, want)
+	}
+	for _, s := range rec.Ended() {
+		var texts []string
+		for _, a := range s.Attributes() {
+			texts = append(texts, a.Value.String())
+		}
+		for _, e := range s.Events() {
+			for _, a := range e.Attributes {
+				texts = append(texts, a.Value.String())
+			}
+		}
+		texts = append(texts, s.Status().Description)
+		for _, text := range texts {
+			for _, secret := range []string{pass, token} {
+				if strings.Contains(text, secret) {
+					t.Errorf("span %q carries %q: %s", s.Name(), secret, text)
+				}
+			}
+		}
+	}
+	ta.mu.Lock()
+	logs := ta.logs.String()
+	ta.mu.Unlock()
+	for _, secret := range []string{pass, token} {
+		if strings.Contains(logs, secret) {
+			t.Errorf("the log holds %q:\n%s", secret, logs)
+		}
+	}
+}

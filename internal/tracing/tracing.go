@@ -32,6 +32,8 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/acme/itemsvc/internal/logging"
 )
 
 // ScopeName names the tracer of the spans this server makes itself (GraphQL
@@ -148,13 +150,29 @@ func (t *Tracing) propagate(c *gin.Context) {
 }
 
 // Transport wraps an HTTP client's transport: each request is a client span
-// and carries traceparent to its receiver.
+// and carries traceparent to its receiver. The span's url.full holds the URL
+// with its credentials redacted (redactURL).
 func (t *Tracing) Transport(base http.RoundTripper) http.RoundTripper {
-	return otelhttp.NewTransport(base,
+	return otelhttp.NewTransport(redactURL{base},
 		otelhttp.WithTracerProvider(t.provider),
 		otelhttp.WithPropagators(t.propagator),
 		otelhttp.WithMeterProvider(metricnoop.NewMeterProvider()),
 	)
+}
+
+// redactURL runs under otelhttp's span, which records url.full without the
+// URL's user and password but with its query whole: a webhook URL's
+// ?token=… would reach every reader of the traces. It sets url.full again,
+// before the request is sent, to logging.RedactURL's form (each query value
+// REDACTED, as the semantic conventions advise for url.full); the request
+// itself goes out as it was.
+type redactURL struct{ next http.RoundTripper }
+
+func (r redactURL) RoundTrip(req *http.Request) (*http.Response, error) {
+	if span := trace.SpanFromContext(req.Context()); span.IsRecording() {
+		span.SetAttributes(attribute.String("url.full", logging.RedactURL(req.URL.String())))
+	}
+	return r.next.RoundTrip(req)
 }
 
 // SQLOpener opens the database pool with every statement of a recorded span

@@ -8,7 +8,9 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,6 +27,7 @@ import (
 	"github.com/acme/itemsvc/ent/user"
 	"github.com/acme/itemsvc/ent/webhookendpoint"
 	"github.com/acme/itemsvc/internal/events"
+	"github.com/acme/itemsvc/internal/logging"
 	"github.com/acme/itemsvc/internal/secrets"
 )
 
@@ -713,6 +716,14 @@ func (d *Dispatcher) describe(res result) string {
 		return fmt.Sprintf("no answer within %s", d.opts.Timeout)
 	}
 	msg := res.err.Error()
+	// The client's error names the URL, whose credentials (a password, a
+	// query's token) must not reach the delivery log: admins read it too.
+	var uerr *url.Error
+	if errors.As(res.err, &uerr) {
+		redacted := *uerr
+		redacted.URL = logging.RedactURL(uerr.URL)
+		msg = strings.Replace(msg, uerr.Error(), redacted.Error(), 1)
+	}
 	if len(msg) > 500 {
 		msg = msg[:500]
 	}

@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -258,5 +259,35 @@ func TestShutdown(t *testing.T) {
 					got.ClaimedUntil, got.State, got.Attempts, tt.wantState, tt.attempts)
 			}
 		})
+	}
+}
+
+// TestDeliveryErrorRedactsURL: an attempt that fails names the URL in its
+// error, with the credentials the URL carries (a password, a query's
+// token) redacted in the delivery log, which admins read too.
+func TestDeliveryErrorRedactsURL(t *testing.T) {
+	env := testutil.New(t, fastWebhooks(20*time.Millisecond, time.Hour))
+	start(t, env)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens: the attempt fails
+	const pass, token = "pa55w0rd", "t0ken-s3cret"
+	epID, _ := register(t, env, env.Alice, "http://hookuser:"+pass+"@"+addr+"/hook?token="+token)
+	env.CreateItem(env.Alice, "undeliverable")
+	if !testutil.Eventually(t, 10*time.Second, func() bool {
+		ds := deliveries(t, env.App.DB.Client, epID)
+		return len(ds) == 1 && ds[0].LastError != ""
+	}) {
+		t.Fatal("no failed attempt logged")
+	}
+	d := deliveries(t, env.App.DB.Client, epID)[0]
+	want := `"http://REDACTED:REDACTED@` + addr + `/hook?token=REDACTED"`
+	for _, msg := range []string{d.LastError, d.Edges.AttemptLog[0].Error} {
+		if strings.Contains(msg, pass) || strings.Contains(msg, token) || !strings.Contains(msg, want) {
+			t.Errorf("delivery error %q: want the URL as %s", msg, want)
+		}
 	}
 }

@@ -74,8 +74,8 @@ func build(ctx context.Context, root, work string, profiling bool) (binaries, er
 func serverEnv(databaseURL string) []string {
 	env := []string{
 		"DATABASE_URL=" + databaseURL,
-		"JWT_SECRET=bench-secret-0123456789abcdef0123456789abcdef",
-		"SECRET_KEY=bench-server-secret-0123456789abcdef0123456789",
+		"JWT_SECRET=0c7e5b2a94f1d83e6a0b57c2f9d14e8a3b6c0f7d29e5a1c84b3f6d0e7a92c51b",
+		"SECRET_KEY=e4a19c7f3b0d6e2a85f1c9b47d3e0a6c2f8b5d1e9a7c3f06b4e2d8a1c5f97b30",
 		"RATE_LIMIT_PER_MINUTE=1000000000",
 		"RATE_LIMIT_PER_HOUR=1000000000",
 		"LOG_LEVEL=info",
