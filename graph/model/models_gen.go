@@ -251,6 +251,12 @@ const (
 	AuditActionDeliveryRetried AuditAction = "DELIVERY_RETRIED"
 	// A webhook's failed deliveries were re-queued (REST: deliveries.recovered).
 	AuditActionDeliveriesRecovered AuditAction = "DELIVERIES_RECOVERED"
+	// A backup of the database was made; targetID is its name (REST: backup.created).
+	AuditActionBackupCreated AuditAction = "BACKUP_CREATED"
+	// A backup was downloaded (REST: backup.downloaded).
+	AuditActionBackupDownloaded AuditAction = "BACKUP_DOWNLOADED"
+	// A backup was removed by BACKUP_KEEP after a newer one was made (REST: backup.deleted).
+	AuditActionBackupDeleted AuditAction = "BACKUP_DELETED"
 )
 
 var AllAuditAction = []AuditAction{
@@ -265,11 +271,14 @@ var AllAuditAction = []AuditAction{
 	AuditActionWebhookSecretRotated,
 	AuditActionDeliveryRetried,
 	AuditActionDeliveriesRecovered,
+	AuditActionBackupCreated,
+	AuditActionBackupDownloaded,
+	AuditActionBackupDeleted,
 }
 
 func (e AuditAction) IsValid() bool {
 	switch e {
-	case AuditActionUserCreated, AuditActionUserUpdated, AuditActionKeyCreated, AuditActionKeyUpdated, AuditActionKeyRevoked, AuditActionWebhookCreated, AuditActionWebhookUpdated, AuditActionWebhookDeleted, AuditActionWebhookSecretRotated, AuditActionDeliveryRetried, AuditActionDeliveriesRecovered:
+	case AuditActionUserCreated, AuditActionUserUpdated, AuditActionKeyCreated, AuditActionKeyUpdated, AuditActionKeyRevoked, AuditActionWebhookCreated, AuditActionWebhookUpdated, AuditActionWebhookDeleted, AuditActionWebhookSecretRotated, AuditActionDeliveryRetried, AuditActionDeliveriesRecovered, AuditActionBackupCreated, AuditActionBackupDownloaded, AuditActionBackupDeleted:
 		return true
 	}
 	return false

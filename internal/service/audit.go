@@ -21,7 +21,8 @@ import (
 // GraphQL's AuditAction enum in upper case.
 type AuditAction string
 
-// The actions of the audit trail (DESIGN §8).
+// The actions of the audit trail (DESIGN §8), and those of the backups
+// admins make through the API (backups.go).
 const (
 	AuditUserCreated          AuditAction = "user.created"
 	AuditUserUpdated          AuditAction = "user.updated"
@@ -34,6 +35,9 @@ const (
 	AuditWebhookSecretRotated AuditAction = "webhook.secret_rotated"
 	AuditDeliveryRetried      AuditAction = "delivery.retried"
 	AuditDeliveriesRecovered  AuditAction = "deliveries.recovered"
+	AuditBackupCreated        AuditAction = "backup.created"
+	AuditBackupDownloaded     AuditAction = "backup.downloaded"
+	AuditBackupDeleted        AuditAction = "backup.deleted"
 )
 
 // AuditActions lists every action, in the order the docs list them.
@@ -42,6 +46,7 @@ var AuditActions = []AuditAction{
 	AuditKeyCreated, AuditKeyUpdated, AuditKeyRevoked,
 	AuditWebhookCreated, AuditWebhookUpdated, AuditWebhookDeleted, AuditWebhookSecretRotated,
 	AuditDeliveryRetried, AuditDeliveriesRecovered,
+	AuditBackupCreated, AuditBackupDownloaded, AuditBackupDeleted,
 }
 
 // Valid reports whether a is one of AuditActions.

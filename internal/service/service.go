@@ -67,6 +67,8 @@ type Options struct {
 	// died), and a retry may take it over: longer than REQUEST_TIMEOUT.
 	// Default DefaultIdempotencyTakeover.
 	IdempotencyTakeover time.Duration
+	// Backups place the backups admins make through the API (backups.go).
+	Backups BackupOptions
 }
 
 // Service implements the API's operations on one database.
@@ -79,6 +81,8 @@ type Service struct {
 	// background counts the writes made outside any request (a key's
 	// last use), which Wait lets finish before the database closes.
 	background sync.WaitGroup
+	// backupMu lets one backup through the API be made at a time.
+	backupMu sync.Mutex
 }
 
 // Wait returns once the service's background writes have finished. Its
