@@ -2,8 +2,9 @@
 // driven by playwright-core; any request leaving the test server, script
 // error or Content-Security-Policy violation fails it). An admin signs in
 // and, on the Users page, filters, creates Carol (a taken email is refused
-// beside the email field), disables and enables her (demoting the last
-// admin is refused beside its button). On the Webhooks page
+// beside the email field), disables and enables her (Make admin and Disable
+// ask in the row first; demoting the last admin is refused beside its
+// button). On the Webhooks page
 // the admin registers a webhook at the Go test's receiver (the secret shown
 // once), sees its first delivery fail with 500, retries it and sees it
 // succeed, recovers failed deliveries, pauses it (a retry is then refused
@@ -136,8 +137,19 @@ try {
   console.log(`users: a taken email is refused beside the field: "${await emailError.innerText()}"`);
   await create.getByLabel('Email').fill('');
   await create.getByLabel('Name').fill('');
+  // Make admin and Disable ask in the row first; Keep changes nothing.
+  await admin.getByRole('button', { name: 'Make carol@example.com admin' }).click();
+  await userRow('carol@example.com').getByText('Make carol@example.com an admin?').waitFor({ timeout });
+  await admin.getByRole('button', { name: 'Keep carol@example.com as is' }).click();
+  await admin.getByRole('button', { name: 'Make carol@example.com admin' }).waitFor({ timeout });
+  check(await userRow('carol@example.com').getByRole('cell', { name: 'user', exact: true }).count() === 1, 'Keep changed the role');
   await admin.getByRole('button', { name: 'Disable carol@example.com' }).click();
+  await userRow('carol@example.com').getByText('Disable carol@example.com?').waitFor({ timeout });
+  check(await userRow('carol@example.com').getByRole('cell', { name: 'enabled', exact: true }).count() === 1,
+    'Disable acted before it was confirmed');
+  await admin.getByRole('button', { name: 'Yes, disable: carol@example.com' }).click();
   await userRow('carol@example.com').getByRole('cell', { name: 'disabled', exact: true }).waitFor({ timeout });
+  console.log('users: Make admin and Disable ask first; Keep keeps, Yes disables');
   await admin.getByRole('button', { name: 'Enable carol@example.com' }).click();
   await userRow('carol@example.com').getByRole('cell', { name: 'enabled', exact: true }).waitFor({ timeout });
   check(await admin.evaluate(() => document.activeElement.getAttribute('aria-label')) === 'Disable carol@example.com',

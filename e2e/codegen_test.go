@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acme/itemsvc/ent/apikey"
+	"github.com/acme/itemsvc/ent/item"
 	"github.com/acme/itemsvc/internal/config"
 	"github.com/acme/itemsvc/internal/testutil"
 )
@@ -26,7 +28,12 @@ var codegenCommands = []string{
 	"npx tsc -p tsconfig.json --strict --noEmit false --outDir out",
 	`node --input-type=module -e "await (await import('./out/client.js')).run(process.env.BASE, process.env.API_KEY)"`,
 	`node --input-type=module -e "const page = await (await fetch(process.env.BASE + '/v1/events?limit=2', { headers: { Authorization: 'Bearer ' + process.env.TOKEN } })).json(); await (await import('./out/subscribe.js')).follow(process.env.BASE, process.env.TOKEN, 1, page.data[1].id)"`,
+	refusedFollow,
 }
+
+// refusedFollow follows without a token: the refusal is printed as the
+// SubscriptionError the recipe turns graphql-ws's CloseEvent into.
+const refusedFollow = `node --input-type=module -e "await (await import('./out/subscribe.js')).follow(process.env.BASE, '', 1).catch((e) => console.log(e.name, e.code, e.message))"`
 
 // TestTypedClients generates both typed clients of docs/clients.md from the
 // live server and compiles codegen/client.ts against them with tsc --strict:
@@ -46,11 +53,39 @@ func TestTypedClients(t *testing.T) {
 	t.Cleanup(srv.Close)
 	vars := []string{"BASE=" + srv.URL, "TOKEN=" + env.Alice.Token, "API_KEY=" + env.Alice.Key}
 
+	ctx := testutil.SystemContext(t)
+	before, err := env.App.DB.Client.User.Get(ctx, env.Alice.UserID)
+	if err != nil {
+		t.Fatal(err)
+	}
 	dir := clientProject(t, nil)
 	for _, c := range codegenCommands {
-		if out, err := runIn(dir, c, vars); err != nil {
+		out, err := runIn(dir, c, vars)
+		if err != nil {
 			t.Fatalf("%s: %v\n%s", c, err, out)
 		}
+		if c == refusedFollow && !strings.HasPrefix(out, "SubscriptionError 4403 the server closed the subscription (4403") {
+			t.Errorf("follow without a token printed %q, want the SubscriptionError with its code 4403", out)
+		}
+	}
+	// run() leaves Alice's account as it found it: her name, no key but the
+	// test's own still active, none of the items it made.
+	after, err := env.App.DB.Client.User.Get(ctx, env.Alice.UserID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Name != before.Name {
+		t.Errorf("run renamed its user: %q, was %q", after.Name, before.Name)
+	}
+	keys, err := env.App.DB.Client.APIKey.Query().Where(apikey.UserID(env.Alice.UserID), apikey.RevokedAtIsNil()).All(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(keys) != 1 || keys[0].ID != env.Alice.KeyID {
+		t.Errorf("after run, Alice has %d active keys, want only the test's", len(keys))
+	}
+	if n, err := env.App.DB.Client.Item.Query().Where(item.UserID(env.Alice.UserID)).Count(ctx); err != nil || n != 0 {
+		t.Errorf("after run, Alice has %d items (%v), want none", n, err)
 	}
 
 	// Each of these changes to the recipe fails the compile with the error

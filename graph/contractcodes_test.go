@@ -11,15 +11,16 @@ import (
 	"testing"
 )
 
-// contractCodes are the error codes of the contract: DESIGN §3's table and
-// GraphQL's two limits (§5). A code the server emits that is not here is a
+// contractCodes are the error codes of the contract: DESIGN §3's table,
+// GraphQL's two limits (§5), and NOT_SUPPORTED (backups through the API on
+// PostgreSQL, docs/errors.md). A code the server emits that is not here is a
 // code no client was told about.
 var contractCodes = map[string]bool{
 	"VALIDATION_ERROR": true, "INVALID_API_KEY": true, "TOKEN_EXPIRED": true, "UNAUTHORIZED": true,
 	"PERMISSION_DENIED": true, "NOT_FOUND": true, "METHOD_NOT_ALLOWED": true, "PAYLOAD_TOO_LARGE": true,
 	"UNSUPPORTED_MEDIA_TYPE": true, "RATE_LIMITED": true, "INTERNAL_ERROR": true, "UNAVAILABLE": true,
 	"SLOW_CONSUMER": true, "CURSOR_EXPIRED": true, "PRECONDITION_FAILED": true,
-	"IDEMPOTENCY_KEY_REUSED": true, "IDEMPOTENCY_KEY_IN_USE": true,
+	"IDEMPOTENCY_KEY_REUSED": true, "IDEMPOTENCY_KEY_IN_USE": true, "NOT_SUPPORTED": true,
 	"DEPTH_LIMIT_EXCEEDED": true, "COMPLEXITY_LIMIT_EXCEEDED": true,
 }
 

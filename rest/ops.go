@@ -61,6 +61,7 @@ func bindOps(e *gin.Engine, opts Options) {
 	// The docs page and the scripts of both pages (/docs, /playground) come
 	// from the binary, never a CDN: they work with no internet access.
 	e.GET("/docs", gin.WrapH(web.Docs("/v1/openapi.json")))
+	e.GET("/favicon.ico", gin.WrapH(web.Favicon()))
 	assets := web.Assets()
 	e.GET(web.AssetsPath+"*file", func(c *gin.Context) {
 		if !web.IsAsset(c.Request.URL.Path) {

@@ -269,6 +269,16 @@ func TestAssetsRoute(t *testing.T) {
 	})
 }
 
+// TestFaviconRoute: the icon a browser asks for on every page load is the
+// binary's, not a 404.
+func TestFaviconRoute(t *testing.T) {
+	env := testutil.New(t)
+	r := env.Do(testutil.Request{Method: "GET", Path: "/favicon.ico"})
+	if r.Status != 200 || r.Header.Get("Content-Type") != "image/x-icon" || !bytes.HasPrefix(r.Body, []byte{0, 0, 1, 0}) {
+		t.Fatalf("/favicon.ico: %d %q %.8x", r.Status, r.Header.Get("Content-Type"), r.Body)
+	}
+}
+
 // TestAccessLog reads the JSON log of real requests: one line each, with the
 // request id, route template, status and user, and never a key or token.
 func TestAccessLog(t *testing.T) {

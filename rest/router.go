@@ -113,6 +113,7 @@ func NewRouter(svc *service.Service, opts Options) *gin.Engine {
 	bindWebhooks(api, svc)
 	bindKeys(api, svc)
 	bindAudit(api, svc)
+	bindBackups(api, svc)
 	bindEvents(v1, svc, opts.Streams, append(authenticated, writeScope))
 
 	bindOps(e, opts)

@@ -17,6 +17,12 @@ import (
 //go:embed pages/*.html
 var pageFS embed.FS
 
+// favicon is the icon browsers ask every page of the server for
+// (/favicon.ico): without it each page load logged a 404.
+//
+//go:embed favicon.ico
+var favicon []byte
+
 // A page names its assets {{asset "playground.js"}} or
 // {{vendor "graphiql/graphiql.min.js"}} and its values {{.Endpoint}}; that
 // is all the templating the pages need, so they are filled in here rather
@@ -106,5 +112,16 @@ func page(name, csp string, values map[string]string) http.Handler {
 		h.Set("Content-Type", "text/html; charset=utf-8")
 		h.Set("Cache-Control", "no-cache")
 		_, _ = w.Write(body())
+	})
+}
+
+// Favicon serves the server's icon, for /favicon.ico. Its URL never
+// changes, so browsers keep it a day before they ask again.
+func Favicon() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Type", "image/x-icon")
+		h.Set("Cache-Control", "public, max-age=86400")
+		_, _ = w.Write(favicon)
 	})
 }

@@ -45,9 +45,10 @@ func TestPagesLoadOnlyTheirOwnAssets(t *testing.T) {
 	}{
 		{"playground", web.Playground("/graphql"), web.PlaygroundCSP,
 			[]string{`data-endpoint="/graphql"`, `id="signin"`, `id="signout"`, `type="password"`, `id="view-browse"`, `id="browse"`,
-				`id="view-users"`, `id="view-keys"`, `id="view-webhooks"`, `id="view-audit"`, `id="points"`}, 6},
+				`id="view-users"`, `id="view-keys"`, `id="view-webhooks"`, `id="view-audit"`, `id="points"`,
+				`id="view-backups"`, `id="backup-create"`, `id="view-health"`, `id="health-rate"`, `href="/favicon.ico"`}, 6},
 		{"docs", web.Docs("/v1/openapi.json"), web.DocsCSP,
-			[]string{`<redoc spec-url="/v1/openapi.json">`, `href="/v1/openapi.json"`}, 1},
+			[]string{`<redoc spec-url="/v1/openapi.json">`, `href="/v1/openapi.json"`, `href="/favicon.ico"`}, 1},
 	}
 	assets := web.Assets()
 	for _, tc := range cases {
@@ -73,6 +74,9 @@ func TestPagesLoadOnlyTheirOwnAssets(t *testing.T) {
 				if strings.HasPrefix(u, "/v1/") {
 					continue
 				}
+				if u == "/favicon.ico" { // the server's own (TestFavicon)
+					continue
+				}
 				if !strings.HasPrefix(u, web.AssetsPath) {
 					t.Errorf("the page loads %s, not one of the server's assets", u)
 					continue
@@ -83,6 +87,19 @@ func TestPagesLoadOnlyTheirOwnAssets(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestFavicon: the icon every page load asks for is served from the
+// binary, as an icon the browser can draw.
+func TestFavicon(t *testing.T) {
+	r := get(web.Favicon(), "/favicon.ico")
+	if r.Code != 200 || r.Header().Get("Content-Type") != "image/x-icon" || r.Header().Get("Cache-Control") != "public, max-age=86400" {
+		t.Fatalf("%d %q %q", r.Code, r.Header().Get("Content-Type"), r.Header().Get("Cache-Control"))
+	}
+	// An ICO file: reserved 0, type 1 (icon), one or more images.
+	if b := r.Body.Bytes(); len(b) < 22 || !bytes.Equal(b[:4], []byte{0, 0, 1, 0}) || b[4] == 0 {
+		t.Fatalf("not an icon: % x", r.Body.Bytes()[:min(r.Body.Len(), 22)])
 	}
 }
 

@@ -91,8 +91,12 @@ func keysCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		now := time.Now()
 		for _, k := range keys {
-			fmt.Fprintf(stdout, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%q\n", k.ID, k.Edges.Owner.Email, k.Prefix, keyState(k, now),
-				strings.Join(k.Scopes, ","), stamp(&k.CreatedAt), stamp(k.LastUsedAt), k.Label)
+			label := "-" // none, as for an absent time; a label is quoted (it may hold a tab)
+			if k.Label != "" {
+				label = strconv.Quote(k.Label)
+			}
+			fmt.Fprintf(stdout, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Edges.Owner.Email, k.Prefix, keyState(k, now),
+				strings.Join(k.Scopes, ","), stamp(&k.CreatedAt), stamp(k.LastUsedAt), label)
 		}
 		fmt.Fprintf(stderr, "%d key(s): id, user, prefix, state, scopes, created, last used, label\n", len(keys))
 		return nil

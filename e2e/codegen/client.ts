@@ -7,7 +7,9 @@ import { graphql } from './gql/index.js';
 import type { ItemsQuery, TypedDocumentString } from './gql/graphql.js';
 
 // run logs in with an API key, then creates and lists keys and items on
-// each API.
+// each API. It works on its own scratch data: the keys and items it makes
+// are revoked and deleted before it ends, and the name it sets is the one
+// the user has, so that running it leaves the account as it found it.
 export async function run(base: string, apiKey: string): Promise<void> {
   // REST: paths, parameters, bodies and answers are checked against the
   // OpenAPI description; error is the failure envelope.
@@ -43,11 +45,12 @@ export async function run(base: string, apiKey: string): Promise<void> {
   const disabled: boolean = me.disabled;
   console.log(me.email, role, disabled);
 
-  // A user changes their own name, on each API (role and disabled: admins).
-  const renamed = await rest.PUT('/users/{id}', { params: { path: { id: me.id } }, body: { name: 'Alice R.' } });
+  // A user changes their own name, on each API (role and disabled: admins);
+  // here to the name they have.
+  const renamed = await rest.PUT('/users/{id}', { params: { path: { id: me.id } }, body: { name: me.name } });
   if (renamed.error) throw new Error(renamed.error.error.message);
   const restName: string = renamed.data.data.name;
-  const { updateUser } = await execute(base, token, RenameMe, { id: me.id, input: { name: 'Alice G.' } });
+  const { updateUser } = await execute(base, token, RenameMe, { id: me.id, input: { name: me.name } });
   console.log(restName, updateUser.name);
 
   // A user makes API keys (the secret is in this answer only: keep it now)
@@ -68,6 +71,12 @@ export async function run(base: string, apiKey: string): Promise<void> {
   }
   console.log(secret.startsWith(key.data.data.prefix), gqlSecret?.startsWith(createAPIKey.prefix), apiKeys.totalCount);
 
+  // A key works until it is revoked: the two made here are, one on each API.
+  const revoked = await rest.DELETE('/keys/{id}', { params: { path: { id: key.data.data.id } } });
+  if (revoked.error) throw new Error(revoked.error.error.message);
+  const { revokeAPIKey } = await execute(base, token, RevokeKey, { id: createAPIKey.id });
+  console.log(revoked.data.data.revoked, revokeAPIKey.revokedAt !== null);
+
   const made = await execute(base, token, CreateItem, { input: { name: 'Second item' } });
   const status: 'ACTIVE' | 'ARCHIVED' = made.createItem.status;
   await execute(base, token, UpdateItem, { id, input: { status: 'ARCHIVED' } });
@@ -83,6 +92,12 @@ export async function run(base: string, apiKey: string): Promise<void> {
     }
     after = page.items.pageInfo.hasNextPage ? page.items.pageInfo.endCursor : null;
   } while (after);
+
+  // The two items made here go too, one on each API.
+  const deleted = await rest.DELETE('/items/{id}', { params: { path: { id } } });
+  if (deleted.error) throw new Error(deleted.error.error.message);
+  const { deleteItem } = await execute(base, token, DeleteItem, { id: made.createItem.id });
+  console.log(deleted.data.data.id, deleteItem);
 }
 
 // neverRun holds what must not compile.
@@ -96,6 +111,7 @@ const Me = graphql(`
     me {
       id
       email
+      name
       role
       disabled
     }
@@ -117,6 +133,15 @@ const CreateKey = graphql(`
       id
       prefix
       key
+    }
+  }
+`);
+
+const RevokeKey = graphql(`
+  mutation RevokeKey($id: ID!) {
+    revokeAPIKey(id: $id) {
+      id
+      revokedAt
     }
   }
 `);
@@ -156,6 +181,12 @@ const UpdateItem = graphql(`
       status
       updatedAt
     }
+  }
+`);
+
+const DeleteItem = graphql(`
+  mutation DeleteItem($id: ID!) {
+    deleteItem(id: $id)
   }
 `);
 

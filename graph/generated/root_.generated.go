@@ -30,6 +30,7 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 type ResolverRoot interface {
 	APIKey() APIKeyResolver
 	AuditEvent() AuditEventResolver
+	Backup() BackupResolver
 	Delivery() DeliveryResolver
 	Item() ItemResolver
 	Mutation() MutationResolver
@@ -98,6 +99,13 @@ type ComplexityRoot struct {
 	AuditEventEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	Backup struct {
+		CreatedAt    func(childComplexity int) int
+		DownloadPath func(childComplexity int) int
+		Name         func(childComplexity int) int
+		Size         func(childComplexity int) int
 	}
 
 	Delivery struct {
@@ -183,6 +191,7 @@ type ComplexityRoot struct {
 
 	Mutation struct {
 		CreateAPIKey        func(childComplexity int, input model.CreateAPIKeyInput) int
+		CreateBackup        func(childComplexity int) int
 		CreateItem          func(childComplexity int, input service.ItemInput) int
 		CreateUser          func(childComplexity int, input model.CreateUserInput) int
 		CreateWebhook       func(childComplexity int, input service.WebhookInput) int
@@ -210,6 +219,8 @@ type ComplexityRoot struct {
 		APIKey      func(childComplexity int, id string) int
 		APIKeys     func(childComplexity int, userID *string, after *entgql.Cursor[string], first *int) int
 		AuditEvents func(childComplexity int, actorID *string, action *model.AuditAction, after *entgql.Cursor[string], first *int) int
+		Backup      func(childComplexity int, name string) int
+		Backups     func(childComplexity int) int
 		Event       func(childComplexity int, id string) int
 		Events      func(childComplexity int, types []model.ItemEventType, since *string, after *entgql.Cursor[string], first *int) int
 		Item        func(childComplexity int, id string) int
@@ -495,6 +506,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AuditEventEdge.Node(childComplexity), true
+
+	case "Backup.createdAt":
+		if e.ComplexityRoot.Backup.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Backup.CreatedAt(childComplexity), true
+	case "Backup.downloadPath":
+		if e.ComplexityRoot.Backup.DownloadPath == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Backup.DownloadPath(childComplexity), true
+	case "Backup.name":
+		if e.ComplexityRoot.Backup.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Backup.Name(childComplexity), true
+	case "Backup.size":
+		if e.ComplexityRoot.Backup.Size == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Backup.Size(childComplexity), true
 
 	case "Delivery.attemptLog":
 		if e.ComplexityRoot.Delivery.AttemptLog == nil {
@@ -806,6 +842,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateAPIKey(childComplexity, args["input"].(model.CreateAPIKeyInput)), true
+	case "Mutation.createBackup":
+		if e.ComplexityRoot.Mutation.CreateBackup == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Mutation.CreateBackup(childComplexity), true
 	case "Mutation.createItem":
 		if e.ComplexityRoot.Mutation.CreateItem == nil {
 			break
@@ -1019,6 +1061,23 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.AuditEvents(childComplexity, args["actorID"].(*string), args["action"].(*model.AuditAction), args["after"].(*entgql.Cursor[string]), args["first"].(*int)), true
+	case "Query.backup":
+		if e.ComplexityRoot.Query.Backup == nil {
+			break
+		}
+
+		args, err := ec.field_Query_backup_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Backup(childComplexity, args["name"].(string)), true
+	case "Query.backups":
+		if e.ComplexityRoot.Query.Backups == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.Backups(childComplexity), true
 	case "Query.event":
 		if e.ComplexityRoot.Query.Event == nil {
 			break
@@ -1518,7 +1577,7 @@ type AuditEvent {
   actorID: ID
   "What was done."
   action: AuditAction!
-  "The id of what changed: a user, key, webhook, delivery or item."
+  "The id of what changed: a user, key, webhook, delivery or item; for a backup, its file name."
   targetID: ID!
   "The fields that changed, each with its value before and after; never a secret, hash or key."
   changes: [AuditChange!]!
@@ -1566,6 +1625,12 @@ enum AuditAction {
   ITEM_UPDATED
   "An admin deleted another user's item; the record holds the item as it was (REST: item.deleted)."
   ITEM_DELETED
+  "A backup of the database was made; targetID is its name (REST: backup.created)."
+  BACKUP_CREATED
+  "A backup was downloaded (REST: backup.downloaded)."
+  BACKUP_DOWNLOADED
+  "A backup was removed by BACKUP_KEEP after a newer one was made (REST: backup.deleted)."
+  BACKUP_DELETED
 }
 
 "A page of the audit trail."
@@ -1583,6 +1648,57 @@ type AuditEventEdge {
   node: AuditEvent!
   "Pass it as after to start the next page after this record."
   cursor: Cursor!
+}
+`, BuiltIn: false},
+	{Name: "../backups.graphqls", Input: `# Backups of the embedded SQLite database, for admins: the twins of REST's
+# POST /v1/backups, GET /v1/backups and GET /v1/backups/{name} (docs/parity.md pairs them), on the same service
+# functions. The file itself is downloaded over HTTP (Backup.downloadPath).
+
+extend type Query {
+  """
+  The backups in the server's backup folder (BACKUP_DIR), newest first: those
+  made by createBackup and any other SQLite copy put there. Admins only:
+  PERMISSION_DENIED for anyone else; NOT_SUPPORTED on PostgreSQL (back it up
+  with pg_dump). REST: GET /v1/backups.
+  """
+  backups: [Backup!]!
+  """
+  One backup of the folder (REST: GET /v1/backups/{name}): NOT_FOUND when it
+  is not there; a name that cannot be a file of the folder (a path, ` + "`" + `..` + "`" + `, a
+  leading dot, another extension) is VALIDATION_ERROR naming name. Admins
+  only, SQLite only, as backups.
+  """
+  backup(
+    "The backup's file name, as listed."
+    name: String!
+  ): Backup!
+}
+
+extend type Mutation {
+  """
+  Writes a consistent copy of the SQLite database into the backup folder
+  while the server keeps serving, as ` + "`" + `server backup` + "`" + ` does, then removes the
+  oldest backups made this way past BACKUP_KEEP. Recorded in the audit trail
+  (BACKUP_CREATED). Admins only: PERMISSION_DENIED for anyone else;
+  NOT_SUPPORTED on PostgreSQL (back it up with pg_dump). Restoring one is
+  ` + "`" + `server restore` + "`" + `, with the server stopped. REST: POST /v1/backups.
+  """
+  createBackup: Backup!
+}
+
+"""
+A backup of the SQLite database in the server's backup folder, as REST's
+Backup.
+"""
+type Backup {
+  "The backup's file name in the folder (never a path)."
+  name: String!
+  "The file's size in bytes (a whole number; Float, since a database may outgrow GraphQL's 32-bit Int)."
+  size: Float!
+  "When the backup was made."
+  createdAt: Time!
+  "Where the file is downloaded from over HTTP, with the same bearer token (GET; recorded as BACKUP_DOWNLOADED)."
+  downloadPath: String!
 }
 `, BuiltIn: false},
 	{Name: "../ent.graphqls", Input: `"""
@@ -2873,6 +2989,20 @@ func (ec *executionContext) childFields_AuditEventEdge(ctx context.Context, fiel
 		return ec.fieldContext_AuditEventEdge_cursor(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type AuditEventEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_Backup(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_Backup_name(ctx, field)
+	case "size":
+		return ec.fieldContext_Backup_size(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Backup_createdAt(ctx, field)
+	case "downloadPath":
+		return ec.fieldContext_Backup_downloadPath(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Backup", field.Name)
 }
 
 func (ec *executionContext) childFields_Delivery(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {

@@ -26,6 +26,7 @@ type MutationResolver interface {
 	CreateItem(ctx context.Context, input service.ItemInput) (*ent.Item, error)
 	UpdateItem(ctx context.Context, id string, input service.ItemInput, ifMatch *string) (*ent.Item, error)
 	DeleteItem(ctx context.Context, id string, ifMatch *string) (string, error)
+	CreateBackup(ctx context.Context) (*resource.Backup, error)
 	CreateAPIKey(ctx context.Context, input model.CreateAPIKeyInput) (*resource.APIKey, error)
 	UpdateAPIKey(ctx context.Context, id string, input model.UpdateAPIKeyInput) (*resource.APIKey, error)
 	RevokeAPIKey(ctx context.Context, id string) (*resource.APIKey, error)
@@ -576,6 +577,38 @@ func (ec *executionContext) fieldContext_Mutation_deleteItem(ctx context.Context
 	if fc.Args, err = ec.field_Mutation_deleteItem_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_createBackup(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createBackup(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Mutation().CreateBackup(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *resource.Backup) graphql.Marshaler {
+			return ec.marshalNBackup2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋinternalᚋresourceᚐBackup(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createBackup(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Backup(ctx, field)
+		},
 	}
 	return fc, nil
 }
@@ -1324,6 +1357,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "deleteItem":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_deleteItem(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createBackup":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createBackup(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++

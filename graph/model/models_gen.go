@@ -257,6 +257,12 @@ const (
 	AuditActionItemUpdated AuditAction = "ITEM_UPDATED"
 	// An admin deleted another user's item; the record holds the item as it was (REST: item.deleted).
 	AuditActionItemDeleted AuditAction = "ITEM_DELETED"
+	// A backup of the database was made; targetID is its name (REST: backup.created).
+	AuditActionBackupCreated AuditAction = "BACKUP_CREATED"
+	// A backup was downloaded (REST: backup.downloaded).
+	AuditActionBackupDownloaded AuditAction = "BACKUP_DOWNLOADED"
+	// A backup was removed by BACKUP_KEEP after a newer one was made (REST: backup.deleted).
+	AuditActionBackupDeleted AuditAction = "BACKUP_DELETED"
 )
 
 var AllAuditAction = []AuditAction{
@@ -273,11 +279,14 @@ var AllAuditAction = []AuditAction{
 	AuditActionDeliveriesRecovered,
 	AuditActionItemUpdated,
 	AuditActionItemDeleted,
+	AuditActionBackupCreated,
+	AuditActionBackupDownloaded,
+	AuditActionBackupDeleted,
 }
 
 func (e AuditAction) IsValid() bool {
 	switch e {
-	case AuditActionUserCreated, AuditActionUserUpdated, AuditActionKeyCreated, AuditActionKeyUpdated, AuditActionKeyRevoked, AuditActionWebhookCreated, AuditActionWebhookUpdated, AuditActionWebhookDeleted, AuditActionWebhookSecretRotated, AuditActionDeliveryRetried, AuditActionDeliveriesRecovered, AuditActionItemUpdated, AuditActionItemDeleted:
+	case AuditActionUserCreated, AuditActionUserUpdated, AuditActionKeyCreated, AuditActionKeyUpdated, AuditActionKeyRevoked, AuditActionWebhookCreated, AuditActionWebhookUpdated, AuditActionWebhookDeleted, AuditActionWebhookSecretRotated, AuditActionDeliveryRetried, AuditActionDeliveriesRecovered, AuditActionItemUpdated, AuditActionItemDeleted, AuditActionBackupCreated, AuditActionBackupDownloaded, AuditActionBackupDeleted:
 		return true
 	}
 	return false

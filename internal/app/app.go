@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -252,6 +253,7 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, db *databas
 	// A claim older than any request that could still commit belongs to a
 	// request that died with its server (idempotency.go).
 	sopts.IdempotencyTakeover = cfg.RequestTimeout + idempotencyTakeoverMargin
+	sopts.Backups = backupOptions(cfg)
 	svc := service.New(db.Client, auth.NewTokens(signing, cfg.TokenTTL), sopts)
 	// What the unexpired Idempotency-Key records keep for replays (at most
 	// service.MaxIdempotentRecord each); -1 when the database did not
@@ -370,6 +372,23 @@ func KeyFile(databaseURL string) string {
 		return ""
 	}
 	return path + ".key"
+}
+
+// backupOptions place the backups admins make through the API: BACKUP_DIR,
+// or backups/ beside the SQLite database, and its key file when it has one
+// (no SECRET_KEY), copied beside each as `server backup` copies it. An
+// in-memory or PostgreSQL database has none (the service refuses them).
+func backupOptions(cfg config.Config) service.BackupOptions {
+	o := service.BackupOptions{DatabaseURL: cfg.DatabaseURL, Keep: cfg.BackupKeep}
+	dialect, path, err := config.ParseDatabaseURL(cfg.DatabaseURL)
+	if err != nil || dialect != "sqlite" || path == ":memory:" {
+		return o
+	}
+	o.Dir = cmp.Or(cfg.BackupDir, filepath.Join(filepath.Dir(path), "backups"))
+	if cfg.SecretKey == "" {
+		o.KeyFile = KeyFile(cfg.DatabaseURL)
+	}
+	return o
 }
 
 // dbSystem is OpenTelemetry's name of the database system DATABASE_URL

@@ -49,6 +49,10 @@ const (
 	// the item (If-Match, GraphQL ifMatch) that is no longer current: the
 	// change is not made, so no one's edit is overwritten unseen.
 	CodePreconditionFailed Code = "PRECONDITION_FAILED"
+	// CodeNotSupported refuses an operation this server cannot do with the
+	// way it is set up, whoever asks and however often (backups in the
+	// browser on PostgreSQL, whose own tools make them): 501, not retried.
+	CodeNotSupported Code = "NOT_SUPPORTED"
 )
 
 var statuses = map[Code]int{
@@ -70,6 +74,7 @@ var statuses = map[Code]int{
 	CodeIdempotencyKeyInUse:  http.StatusConflict,
 	CodeIdempotencyKeyReused: http.StatusUnprocessableEntity,
 	CodePreconditionFailed:   http.StatusPreconditionFailed,
+	CodeNotSupported:         http.StatusNotImplemented,
 }
 
 // Error is a failure as the client sees it. Message is safe to show; Cause,

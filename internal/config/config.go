@@ -44,6 +44,8 @@ type Config struct {
 	EventStreamBuffer    int
 	EventRetention       time.Duration
 	AuditRetention       time.Duration
+	BackupDir            string
+	BackupKeep           int
 	EventFlushInterval   time.Duration
 	IdempotencyKeyTTL    time.Duration
 	CORSOrigins          []string
@@ -103,6 +105,8 @@ func (c *Config) Register(fs *flag.FlagSet) *Loader {
 	l.add("event-stream-buffer", "EVENT_STREAM_BUFFER", "2048", "events that may wait for one stream before it is closed with SLOW_CONSUMER", positive(&c.EventStreamBuffer))
 	l.add("event-retention", "EVENT_RETENTION", "720h", "how long events (and their finished webhook deliveries) are kept; older ones are pruned, except events still owed to an endpoint, and an older cursor is 410 CURSOR_EXPIRED", duration(&c.EventRetention))
 	l.add("audit-retention", "AUDIT_RETENTION", "8760h", "how long audit records (GET /v1/audit) are kept; older ones are pruned (0: forever)", nonNegativeDuration(&c.AuditRetention))
+	l.add("backup-dir", "BACKUP_DIR", "", "folder of the backups admins make through the API (POST /v1/backups); empty: backups/ beside the SQLite database", str(&c.BackupDir))
+	l.add("backup-keep", "BACKUP_KEEP", "7", "how many of the backups made through the API are kept; older ones are removed after each new one (0: all)", nonNegative(&c.BackupKeep))
 	l.add("event-flush-interval", "EVENT_FLUSH_INTERVAL", "20ms", "shortest time between two writes to one event stream: the events of a busy stream go out together (0: each as soon as it is ready)", nonNegativeDuration(&c.EventFlushInterval))
 	l.add("idempotency-key-ttl", "IDEMPOTENCY_KEY_TTL", "24h", "how long an Idempotency-Key and the response it replays are kept (per user); after it the key may be used afresh", duration(&c.IdempotencyKeyTTL))
 	l.add("cors-origins", "CORS_ORIGINS", "", "comma-separated origins allowed by CORS (* for any); empty: none", list(&c.CORSOrigins))

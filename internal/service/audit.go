@@ -21,7 +21,8 @@ import (
 // GraphQL's AuditAction enum in upper case.
 type AuditAction string
 
-// The actions of the audit trail (DESIGN §8).
+// The actions of the audit trail (DESIGN §8), and those of the backups
+// admins make through the API (backups.go).
 const (
 	AuditUserCreated          AuditAction = "user.created"
 	AuditUserUpdated          AuditAction = "user.updated"
@@ -36,6 +37,9 @@ const (
 	AuditDeliveriesRecovered  AuditAction = "deliveries.recovered"
 	AuditItemUpdated          AuditAction = "item.updated"
 	AuditItemDeleted          AuditAction = "item.deleted"
+	AuditBackupCreated        AuditAction = "backup.created"
+	AuditBackupDownloaded     AuditAction = "backup.downloaded"
+	AuditBackupDeleted        AuditAction = "backup.deleted"
 )
 
 // AuditActions lists every action, in the order the docs list them.
@@ -45,6 +49,7 @@ var AuditActions = []AuditAction{
 	AuditWebhookCreated, AuditWebhookUpdated, AuditWebhookDeleted, AuditWebhookSecretRotated,
 	AuditDeliveryRetried, AuditDeliveriesRecovered,
 	AuditItemUpdated, AuditItemDeleted,
+	AuditBackupCreated, AuditBackupDownloaded, AuditBackupDeleted,
 }
 
 // Valid reports whether a is one of AuditActions.

@@ -71,6 +71,8 @@ type Options struct {
 	// expired) one user may hold when the API makes another
 	// (MAX_KEYS_PER_USER); 0: DefaultMaxKeysPerUser, below 0: no cap.
 	MaxKeysPerUser int
+	// Backups place the backups admins make through the API (backups.go).
+	Backups BackupOptions
 }
 
 // Service implements the API's operations on one database.
@@ -83,6 +85,8 @@ type Service struct {
 	// background counts the writes made outside any request (a key's
 	// last use), which Wait lets finish before the database closes.
 	background sync.WaitGroup
+	// backupMu lets one backup through the API be made at a time.
+	backupMu sync.Mutex
 }
 
 // Wait returns once the service's background writes have finished. Its

@@ -1,10 +1,11 @@
 // The playground's admin pages beside the browsing view: users, API keys,
-// webhooks with their deliveries, and the audit trail. They run on the
-// playground's sign-in (playground.js hands them its ask, which sends the
-// tab's token) and use the same GraphQL fields as any client, each query a
-// small one: a page of 20 read when it is shown or paged to, never on a
-// timer, so that clicking around does not spend the key's rate limit. A
-// failure shows beside the control that was used.
+// webhooks with their deliveries, the audit trail, backups and the
+// server's health. They run on the playground's sign-in (playground.js
+// hands them its ask, which sends the tab's token) and use the same GraphQL
+// fields as any client, each query a small one: a page of 20 read when it
+// is shown or paged to, never on a timer, so that clicking around does not
+// spend the key's rate limit (the health page polls /metrics, which costs
+// no points). A failure shows beside the control that was used.
 (function () {
   'use strict';
 
@@ -213,12 +214,27 @@
         cell(when(u.createdAt), u.createdAt),
         el('td', { className: 'actions' },
           button(other === 'ADMIN' ? 'Make admin' : 'Make user', `Make ${u.email} ${other.toLowerCase()}`,
-            (b) => change(tr, u, { role: other }, b)),
+            (b) => (other === 'ADMIN'
+              ? confirmChange(tr, u, { role: other }, `Make ${u.email} an admin? They may then change every user, key and webhook.`, 'Yes, make admin')
+              : change(tr, u, { role: other }, b))),
           button(u.disabled ? 'Enable' : 'Disable', `${u.disabled ? 'Enable' : 'Disable'} ${u.email}`,
-            (b) => change(tr, u, { disabled: !u.disabled }, b)),
+            (b) => (u.disabled
+              ? change(tr, u, { disabled: false }, b)
+              : confirmChange(tr, u, { disabled: true }, `Disable ${u.email}? Their keys and tokens stop working within seconds.`, 'Yes, disable'))),
           button('Keys', `Keys of ${u.email}`, () => keys.of(u.id))));
       if (me) tr.classList.add('me');
       return tr;
+    }
+
+    // confirmChange asks in the row itself before a change that gives
+    // rights or takes them away (Make admin, Disable), as Revoke and
+    // Delete do; Keep puts the row back as it was.
+    function confirmChange(tr, u, input, question, yesText) {
+      const actions = tr.querySelector('.actions');
+      const yes = button(yesText, `${yesText}: ${u.email}`, (b) => change(tr, u, input, b));
+      actions.replaceChildren(el('span', { className: 'confirm' }, question), yes,
+        button('Keep', `Keep ${u.email} as is`, () => { const fresh = row(u); tr.replaceWith(fresh); fresh.querySelector('.actions button').focus(); }));
+      yes.focus();
     }
 
     async function change(tr, u, input, control) {
@@ -706,7 +722,220 @@
     };
   })();
 
+  // ---- Backups of the SQLite database (admins) ----
+  // Made with createBackup, listed with backups; a file is downloaded from
+  // its downloadPath over HTTP with the session's token (a link cannot
+  // send it), then handed to the browser as a file to save.
+  const backups = (function backupsPage() {
+    const rows = $('backups-rows');
+    const note = $('backups-message');
+    const make = $('backup-create');
+    const fields = 'name size createdAt downloadPath';
+    const q = {
+      list: `query AdminBackups { backups { ${fields} } }`,
+      create: `mutation AdminCreateBackup { createBackup { ${fields} } }`,
+    };
+
+    function size(n) {
+      const units = ['bytes', 'KiB', 'MiB', 'GiB', 'TiB'];
+      let i = 0;
+      while (n >= 1024 && i < units.length - 1) { n /= 1024; i++; }
+      return i === 0 ? `${n} bytes` : `${n.toFixed(1)} ${units[i]}`;
+    }
+
+    function row(b) {
+      const get = button('Download', `Download ${b.name}`, (ctl) => act(ctl, async () => {
+        const { blob, name } = await pg.download(b.downloadPath);
+        const url = URL.createObjectURL(blob);
+        const a = el('a', { href: url, download: name, hidden: true });
+        document.body.append(a);
+        a.click();
+        a.remove();
+        setTimeout(() => URL.revokeObjectURL(url), 60000); // once the browser has taken it
+        notice(note, `Downloaded ${name} (${size(blob.size)}). Put it back with server restore, the server stopped.`);
+      }));
+      return el('tr', { 'data-name': b.name },
+        el('td', {}, el('code', {}, b.name)), cell(size(b.size), `${b.size} bytes`), cell(when(b.createdAt), b.createdAt),
+        el('td', { className: 'actions' }, get));
+    }
+
+    async function read() {
+      const d = await ask(q.list);
+      rows.replaceChildren(...d.backups.map(row));
+      notice(note, d.backups.length ? '' : 'No backups yet.');
+    }
+
+    make.addEventListener('click', async () => {
+      let made = null;
+      await act(make, async () => { made = (await ask(q.create)).createBackup; });
+      if (!made) return;
+      try {
+        await read(); // BACKUP_KEEP may have removed the oldest
+      } catch (e) {
+        rows.prepend(row(made));
+      }
+      const tr = rows.querySelector(`tr[data-name="${CSS.escape(made.name)}"]`);
+      if (tr) tr.classList.add('fresh');
+      notice(note, `Made ${made.name} (${size(made.size)}).`);
+    });
+
+    return {
+      async open() {
+        try {
+          await read();
+        } catch (e) {
+          notice(note, e.message, true);
+        }
+      },
+      reset() {
+        rows.replaceChildren();
+        notice(note, '');
+      },
+    };
+  })();
+
+  // ---- The server's health (admins) ----
+  // Read from the server's own /metrics (same origin, no token: what a
+  // Prometheus scraper reads) and /readyz every few seconds while the page
+  // is shown; the charts keep the last few minutes, computed in the page
+  // from the counters' increase between two reads.
+  const health = (function healthPage() {
+    const note = $('health-message');
+    const every = 5000;
+    const keep = 60; // points: five minutes
+    let timer = null;
+    let last = null; // the previous read's counters
+    let series = null;
+
+    // parse reads Prometheus' text format into [{name, labels, value}].
+    function parse(text) {
+      const out = [];
+      for (const line of text.split('\n')) {
+        if (!line || line[0] === '#') continue;
+        const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)/.exec(line);
+        if (!m) continue;
+        const labels = {};
+        for (const l of (m[2] || '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)\s*=\s*"((?:[^"\\]|\\.)*)"/g)) labels[l[1]] = l[2];
+        out.push({ name: m[1], labels, value: Number(m[3]) });
+      }
+      return out;
+    }
+
+    const sum = (ms, name, pred) => ms.filter((m) => m.name === name && (!pred || pred(m.labels))).reduce((a, m) => a + m.value, 0);
+
+    // counters are what the charts are computed from, at one read.
+    function counters(ms) {
+      const buckets = new Map(); // le → count, every route together
+      for (const m of ms) {
+        if (m.name === 'http_request_duration_seconds_bucket') buckets.set(m.labels.le, (buckets.get(m.labels.le) || 0) + m.value);
+      }
+      return {
+        at: Date.now(),
+        requests: sum(ms, 'http_requests_total'),
+        errors: sum(ms, 'http_requests_total', (l) => /^5/.test(l.status || '')),
+        buckets,
+      };
+    }
+
+    // p99 is the 99th percentile of the requests between two reads, from
+    // the histogram's buckets (the bucket's upper bound, as Prometheus'
+    // histogram_quantile would interpolate within it: an upper estimate).
+    function p99(prev, cur) {
+      const les = [...cur.buckets.keys()].sort((a, b) => (a === '+Inf' ? 1 : b === '+Inf' ? -1 : Number(a) - Number(b)));
+      const d = les.map((le) => [le, cur.buckets.get(le) - (prev.buckets.get(le) || 0)]);
+      const total = d.length ? d[d.length - 1][1] : 0;
+      if (total <= 0) return 0;
+      const found = d.find(([, n]) => n >= 0.99 * total);
+      return found[0] === '+Inf' ? Number(les[les.length - 2]) : Number(found[0]);
+    }
+
+    function duration(s) {
+      const d = Math.floor(s / 86400); const h = Math.floor((s % 86400) / 3600); const m = Math.floor((s % 3600) / 60);
+      return d ? `${d}d ${h}h` : h ? `${h}h ${m}m` : `${m}m ${Math.floor(s % 60)}s`;
+    }
+
+    // chart draws values as an inline SVG line with its latest value.
+    function chart(id, values, format) {
+      const box = $(id);
+      const w = 300; const h = 60;
+      const max = Math.max(...values, 1e-9);
+      const pts = values.map((v, i) => `${(i * w) / Math.max(keep - 1, 1)},${h - (v / max) * (h - 4) - 2}`).join(' ');
+      const ns = 'http://www.w3.org/2000/svg';
+      const svg = document.createElementNS(ns, 'svg');
+      svg.setAttribute('viewBox', `0 0 ${w} ${h}`);
+      svg.setAttribute('role', 'img');
+      const latest = values.length ? values[values.length - 1] : 0;
+      svg.setAttribute('aria-label', `${box.dataset.title}: ${format(latest)} now, at most ${format(values.length ? max : 0)} in the last ${values.length} reads`);
+      const line = document.createElementNS(ns, 'polyline');
+      line.setAttribute('points', pts);
+      line.setAttribute('class', 'line');
+      svg.append(line);
+      box.querySelector('.value').textContent = values.length ? format(latest) : '…';
+      box.querySelector('svg') ? box.querySelector('svg').replaceWith(svg) : box.append(svg);
+    }
+
+    async function tick() {
+      if ($('health').hidden) { stop(); return; }
+      try {
+        const [mres, rres] = await Promise.all([
+          fetch('/metrics', { credentials: 'omit' }),
+          fetch('/readyz', { credentials: 'omit' }),
+        ]);
+        if (!mres.ok) throw new Error(`/metrics answered HTTP ${mres.status}`);
+        const ms = parse(await mres.text());
+        const ready = await rres.json().catch(() => null);
+        const goInfo = ms.find((m) => m.name === 'go_info');
+        const start = ms.find((m) => m.name === 'process_start_time_seconds');
+        const pool = ms.find((m) => m.name === 'go_sql_max_open_connections');
+        const dialect = pool ? pool.labels.db_name : '';
+        $('health-version').textContent = goInfo ? `built with ${goInfo.labels.version}` : '—';
+        $('health-uptime').textContent = start ? `${duration(Date.now() / 1000 - start.value)} (since ${new Date(start.value * 1000).toLocaleString()})` : '—';
+        $('health-database').textContent = `${dialect === 'postgres' ? 'PostgreSQL' : dialect ? 'SQLite' : '—'}, ` +
+          (rres.ok ? 'ready' : `not ready: ${ready && ready.error ? ready.error.message : `HTTP ${rres.status}`}`) +
+          (pool ? `; ${sum(ms, 'go_sql_in_use_connections')} of ${sum(ms, 'go_sql_open_connections')} open connections in use` : '');
+        const cur = counters(ms);
+        if (last) {
+          const secs = Math.max((cur.at - last.at) / 1000, 0.001);
+          const push = (k, v) => { series[k].push(Math.max(v, 0)); if (series[k].length > keep) series[k].shift(); };
+          push('rate', (cur.requests - last.requests) / secs);
+          push('errors', (cur.errors - last.errors) / secs);
+          push('p99', p99(last, cur) * 1000);
+        }
+        const backlog = sum(ms, 'itemsvc_webhook_queue_depth') + sum(ms, 'itemsvc_webhook_undispatched_events');
+        series.backlog.push(backlog);
+        if (series.backlog.length > keep) series.backlog.shift();
+        last = cur;
+        chart('health-rate', series.rate, (v) => `${v.toFixed(1)}/s`);
+        chart('health-errors', series.errors, (v) => `${v.toFixed(2)}/s`);
+        chart('health-p99', series.p99, (v) => `${v < 1 ? v.toFixed(2) : Math.round(v)} ms`);
+        chart('health-backlog', series.backlog, (v) => `${v}`);
+        notice(note, `Read ${new Date().toLocaleTimeString()}; every ${every / 1000} s while this page is shown.`);
+      } catch (e) {
+        notice(note, `The server's metrics could not be read: ${e.message}`, true);
+      }
+      timer = setTimeout(tick, every);
+    }
+
+    function stop() {
+      clearTimeout(timer);
+      timer = null;
+    }
+
+    return {
+      open() {
+        stop();
+        last = null;
+        series = { rate: [], errors: [], p99: [], backlog: [] };
+        tick();
+      },
+      reset() {
+        stop();
+        notice(note, '');
+      },
+    };
+  })();
+
   // Each page reads its first page when it is shown (one small query), and
   // forgets what it read when the session changes.
-  for (const [name, view] of Object.entries({ users, keys, webhooks, audit })) pg.register(name, view);
+  for (const [name, view] of Object.entries({ users, keys, webhooks, audit, backups, health })) pg.register(name, view);
 })();

@@ -556,6 +556,32 @@ subscription ItemEvents {
     return r.json.data;
   }
 
+  // download GETs path (a REST route that answers a file, such as a
+  // backup's download_path) with the session's token, which a link cannot
+  // send, and returns the file as a Blob with the name the server gave it
+  // (Content-Disposition). A refusal throws an Error with its code.
+  async function download(path) {
+    const s = session();
+    if (!s) throw new Error('Sign in first: what you see is what your API key may see.');
+    let res;
+    try {
+      res = await fetch(path, { headers: bearer(s), credentials: 'omit' });
+    } catch (e) {
+      throw new Unreachable(`${path} cannot be reached (${e.message}). Is the server running?`);
+    }
+    points(res.headers);
+    if (!res.ok) {
+      let err = null;
+      try { err = (await res.json()).error; } catch (e) { /* not the envelope */ }
+      if (res.status === 401) rejected(401, err && { message: err.message, extensions: { code: err.code } });
+      const e = new Error(err ? `${err.message} (${err.code})` : `HTTP ${res.status}`);
+      e.code = err && err.code;
+      throw e;
+    }
+    const m = /filename="([^"]+)"/.exec(res.headers.get('Content-Disposition') || '');
+    return { blob: await res.blob(), name: m ? m[1] : path.split('/').pop() };
+  }
+
   // operationNames lists the named operations of a GraphQL document.
   function operationNames(doc) {
     return Array.from(bare(doc).matchAll(/\b(?:query|mutation|subscription)\s+([_A-Za-z][_0-9A-Za-z]*)/g), (m) => m[1]);
@@ -1014,6 +1040,7 @@ subscription ItemEvents {
   // same token, rate-limit display and sign-out on a refused token.
   window.itemsvcPlayground = {
     ask,
+    download,
     notice,
     describe,
     show,
