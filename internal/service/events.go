@@ -197,10 +197,10 @@ type Stream struct {
 // SubscribeEvents opens a stream of the events the viewer may see. The
 // caller must Close it.
 func (s *Service) SubscribeEvents(ctx context.Context, p StreamParams) (*Stream, error) {
-	v, err := requireViewer(ctx)
-	if err != nil {
+	if _, err := requireViewer(ctx); err != nil {
 		return nil, err
 	}
+	var err error
 	if s.opts.Events == nil {
 		return nil, apperr.Unavailable(nil)
 	}
@@ -219,7 +219,8 @@ func (s *Service) SubscribeEvents(ctx context.Context, p StreamParams) (*Stream,
 	// The viewer may have been authenticated long ago (a WebSocket's
 	// upgrade or connection_init): the token must still hold, by REST's
 	// rule, and the stream runs as the viewer it stands for now.
-	if v, err = s.Authenticate(ctx, p.Token); err != nil {
+	v, err := s.Authenticate(ctx, p.Token)
+	if err != nil {
 		return nil, err
 	}
 	claims, err := s.tokens.Parse(p.Token)
