@@ -81,14 +81,14 @@ func TestRewriteGqlgenOutput(t *testing.T) {
 		}
 	}
 	pins := map[gqlrewrite.Kind]int{
-		gqlrewrite.List:        24,
-		gqlrewrite.Collect:     35,
+		gqlrewrite.List:        25,
+		gqlrewrite.Collect:     36,
 		gqlrewrite.Buffer:      1,
-		gqlrewrite.Scalar:      91,
-		gqlrewrite.ScalarRef:   45, // Item.status, User.role and Delivery.state marshal through graph/enum (upper case), by value
+		gqlrewrite.Scalar:      94,
+		gqlrewrite.ScalarRef:   48, // Item.status, User.role and Delivery.state marshal through graph/enum (upper case), by value
 		gqlrewrite.ObjectField: 27,
-		gqlrewrite.Object:      28,
-		gqlrewrite.InPlace:     6,
+		gqlrewrite.Object:      29,
+		gqlrewrite.InPlace:     7,
 	}
 	for _, k := range gqlrewrite.Kinds {
 		if got := len(report[k]); got != pins[k] {
