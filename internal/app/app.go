@@ -129,6 +129,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts Options)
 	if err != nil {
 		return nil, err
 	}
+	db.SetBatchWindow(cfg.DatabaseBatchWindow)
 	if opts.WrapDriver != nil {
 		db.WrapDriver(opts.WrapDriver)
 	}

@@ -22,6 +22,7 @@ type Config struct {
 	Addr                 string
 	DatabaseURL          string
 	DatabaseMaxConns     int
+	DatabaseBatchWindow  time.Duration
 	RedisURL             string
 	JWTSecret            string
 	SecretKey            string
@@ -83,6 +84,7 @@ func (c *Config) Register(fs *flag.FlagSet) *Loader {
 	l.add("addr", "ADDR", ":8080", "address to listen on", str(&c.Addr))
 	l.add("database-url", "DATABASE_URL", "sqlite:data/app.db", "database: sqlite:PATH, sqlite::memory: or postgres://…", str(&c.DatabaseURL))
 	l.add("database-max-conns", "DATABASE_MAX_CONNS", "20", "PostgreSQL connections this server may hold open (docs/configuration.md sizes it); SQLite sizes its own pool", positive(&c.DatabaseMaxConns))
+	l.add("database-batch-window", "DATABASE_BATCH_WINDOW", "5ms", "SQLite: longest the writes queued behind one another share one transaction and commit (group commit); a lone write commits at once (0: each write commits alone)", nonNegativeDuration(&c.DatabaseBatchWindow))
 	l.add("redis-url", "REDIS_URL", "", "Redis for rate-limit counters shared by replicas (redis://…); empty: in memory", str(&c.RedisURL))
 	l.add("secret-key", "SECRET_KEY", "", "server secret (32+ random bytes, the same on every replica: openssl rand -hex 32; a placeholder or a guessable value is refused): derives the token signing key, encrypts webhook secrets; empty: a 0600 key file beside the SQLite database (required with PostgreSQL)", str(&c.SecretKey))
 	l.add("jwt-secret", "JWT_SECRET", "", "token signing secret (32+ random bytes, held to the rule of SECRET_KEY); empty: derived from SECRET_KEY", str(&c.JWTSecret))

@@ -34,6 +34,7 @@ type DB struct {
 	lock   *os.File       // SQLite file: its shared flock, held until Close (lock_unix.go)
 	driver dialect.Driver // under Client
 	health *writeHealth
+	gate   *writeGate    // SQLite: queues and batches the writers
 	ckpt   *checkpointer // SQLite file: keeps the write-ahead log short
 }
 
@@ -69,6 +70,7 @@ func OpenVia(ctx context.Context, rawURL string, maxConns int, open Opener) (*DB
 	}
 	var db *sql.DB
 	var gate *writeGate
+	health := &writeHealth{}
 	switch dialectName {
 	case "sqlite":
 		db, err = openSQLite(dsn, open)
@@ -88,12 +90,11 @@ func OpenVia(ctx context.Context, rawURL string, maxConns int, open Opener) (*DB
 	if dialectName == "sqlite" {
 		drv = newPreparedReads(entsql.OpenDB(dialect.SQLite, db), db)
 	}
-	health := &writeHealth{}
 	var ckpt *checkpointer
 	var file string
 	var lock *os.File
 	if dialectName == "sqlite" {
-		gate = newWriteGate()
+		gate = newWriteGate(health)
 		if dsn != ":memory:" {
 			if lock, err = lockShared(dsn); err != nil {
 				db.Close()
@@ -108,7 +109,7 @@ func OpenVia(ctx context.Context, rawURL string, maxConns int, open Opener) (*DB
 		}
 	}
 	drv = writeWatch{Driver: drv, health: health, gate: gate}
-	return &DB{Client: ent.NewClient(ent.Driver(drv)), SQL: db, Dialect: dialectName, file: file, lock: lock, driver: drv, health: health, ckpt: ckpt}, nil
+	return &DB{Client: ent.NewClient(ent.Driver(drv)), SQL: db, Dialect: dialectName, file: file, lock: lock, driver: drv, health: health, ckpt: ckpt, gate: gate}, nil
 }
 
 // Migrate applies pending migrations and returns how many it applied.

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -84,78 +83,66 @@ func (d *DB) probeDisk() error {
 // writeWatch is the driver under the ent client: it passes everything
 // through and notes writes that fail for want of storage, and commits that
 // succeed. On SQLite it also queues transactions and statements outside them
-// at the write gate (writer.go).
+// at the write gate (writer.go), where they join a batch (batch.go).
 type writeWatch struct {
 	dialect.Driver
 	health *writeHealth
 	gate   *writeGate // nil: no queue (PostgreSQL)
 }
 
-// enter waits for the write gate and returns how to leave it (wrote: a
-// commit happened).
-func (w writeWatch) enter(ctx context.Context) (func(wrote bool), error) {
-	if w.gate == nil {
-		return func(bool) {}, nil
-	}
-	if err := w.gate.acquire(ctx); err != nil {
-		return nil, err
-	}
-	var once sync.Once
-	return func(wrote bool) { once.Do(func() { w.gate.leave(wrote) }) }, nil
-}
-
-// Exec implements dialect.Driver.
+// Exec implements dialect.Driver. On SQLite a statement outside a
+// transaction is a batch's member too.
 func (w writeWatch) Exec(ctx context.Context, query string, args, v any) error {
-	leave, err := w.enter(ctx)
+	if w.gate == nil {
+		err := w.Driver.Exec(ctx, query, args, v)
+		w.health.note(err)
+		return err
+	}
+	tx, err := w.join(ctx)
 	if err != nil {
 		return err
 	}
-	err = w.Driver.Exec(ctx, query, args, v)
-	leave(err == nil)
-	w.health.note(err)
-	return err
+	if err := tx.Exec(ctx, query, args, v); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	return tx.Commit()
 }
 
 // Tx implements dialect.Driver.
 func (w writeWatch) Tx(ctx context.Context) (dialect.Tx, error) {
-	leave, err := w.enter(ctx)
-	if err != nil {
-		return nil, err
+	if w.gate != nil {
+		return w.join(ctx)
 	}
 	tx, err := w.Driver.Tx(ctx)
 	if err != nil {
-		leave(false)
 		w.health.note(err)
 		return nil, err
 	}
-	return watchedTx{Tx: tx, health: w.health, leave: leave}, nil
+	return watchedTx{Tx: tx, health: w.health}, nil
 }
 
-// BeginTx is Tx with options, for ent's Client.BeginTx.
+// BeginTx is Tx with options, for ent's Client.BeginTx. SQLite's
+// transactions are serializable whatever the options, and join a batch.
 func (w writeWatch) BeginTx(ctx context.Context, opts *sql.TxOptions) (dialect.Tx, error) {
 	b, ok := w.Driver.(interface {
 		BeginTx(context.Context, *sql.TxOptions) (dialect.Tx, error)
 	})
-	if !ok {
+	if !ok || w.gate != nil {
 		return w.Tx(ctx)
-	}
-	leave, err := w.enter(ctx)
-	if err != nil {
-		return nil, err
 	}
 	tx, err := b.BeginTx(ctx, opts)
 	if err != nil {
-		leave(false)
 		w.health.note(err)
 		return nil, err
 	}
-	return watchedTx{Tx: tx, health: w.health, leave: leave}, nil
+	return watchedTx{Tx: tx, health: w.health}, nil
 }
 
+// watchedTx is a PostgreSQL transaction, noting storage failures.
 type watchedTx struct {
 	dialect.Tx
 	health *writeHealth
-	leave  func(wrote bool) // of the write gate; idempotent
 }
 
 // Exec implements dialect.ExecQuerier.
@@ -199,17 +186,9 @@ func (t watchedTx) QueryContext(ctx context.Context, query string, args ...any) 
 // writable again.
 func (t watchedTx) Commit() error {
 	err := t.Tx.Commit()
-	t.leave(err == nil)
 	if err == nil {
 		t.health.failing.Store(false)
 	}
 	t.health.note(err)
-	return err
-}
-
-// Rollback implements driver.Tx, letting the next writer in.
-func (t watchedTx) Rollback() error {
-	err := t.Tx.Rollback()
-	t.leave(false)
 	return err
 }

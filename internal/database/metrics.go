@@ -22,6 +22,9 @@ func (d *DB) RegisterMetrics(set *metrics.Set) {
 		}
 		return 1
 	})
+	if d.gate != nil {
+		d.gate.registerMetrics(set)
+	}
 	if d.file == "" {
 		return
 	}

@@ -21,13 +21,22 @@ import (
 // (the CLI) writing to the same file.
 type writeGate struct {
 	ch chan struct{}
-	// writes counts the commits since the last checkpoint; past
+	// writes counts the transactions committed since the last checkpoint
+	// (a batch's members each count: batch.go); past
 	// checkpointAfter the committing writer passes the gate to the
 	// checkpointer over handoff (nil: no checkpointer) instead of
 	// releasing it.
 	writes  atomic.Int64
 	handoff chan struct{}
 	closed  atomic.Bool // the checkpointer stopped: no more handoffs
+
+	// Group commit (batch.go). open is the batch the next writer joins;
+	// only the gate's holder reads or changes it.
+	open    *batch
+	window  time.Duration // a batch's longest life; 0: no batching
+	waiting atomic.Int32  // writers blocked in acquire
+	health  *writeHealth
+	stats   atomic.Pointer[batchStats] // nil until RegisterMetrics
 }
 
 // gateTimeout bounds a wait for the gate like busy_timeout bounds a wait for
@@ -37,7 +46,9 @@ const gateTimeout = 10 * time.Second
 // errGateTimeout is the error of a writer that waited gateTimeout in vain.
 var errGateTimeout = errors.New("database is locked: waited too long for the writer")
 
-func newWriteGate() *writeGate { return &writeGate{ch: make(chan struct{}, 1)} }
+func newWriteGate(health *writeHealth) *writeGate {
+	return &writeGate{ch: make(chan struct{}, 1), window: DefaultBatchWindow, health: health}
+}
 
 // acquire waits for the gate; release or leave must follow exactly once.
 func (g *writeGate) acquire(ctx context.Context) error {
@@ -46,6 +57,8 @@ func (g *writeGate) acquire(ctx context.Context) error {
 		return nil
 	default:
 	}
+	g.waiting.Add(1)
+	defer g.waiting.Add(-1)
 	t := time.NewTimer(gateTimeout)
 	defer t.Stop()
 	select {
@@ -60,13 +73,13 @@ func (g *writeGate) acquire(ctx context.Context) error {
 
 func (g *writeGate) release() { <-g.ch }
 
-// leave ends a writer's turn; wrote says that it committed. The writer that
-// brings the commits since the last checkpoint to checkpointAfter hands the
+// leave ends a writer's turn; n is how many transactions it committed. The
+// writer that brings the commits since the last checkpoint to checkpointAfter hands the
 // gate to the checkpointer, which releases it after copying the log: the
 // next writers wait for that copy as they would for a write, and the request
 // that crossed the bound does not.
-func (g *writeGate) leave(wrote bool) {
-	if wrote && g.writes.Add(1) >= checkpointAfter && g.handoff != nil && !g.closed.Load() {
+func (g *writeGate) leave(n int) {
+	if n > 0 && g.writes.Add(int64(n)) >= checkpointAfter && g.handoff != nil && !g.closed.Load() {
 		select {
 		case g.handoff <- struct{}{}:
 			return
@@ -103,8 +116,9 @@ const (
 	// tables' and indexes' last pages, the event counter) several times
 	// over, and held the gate longer per page copied.
 	checkpointEvery = 200 * time.Millisecond
-	// checkpointAfter is how many commits start a round at once: at the
-	// pages an item write adds, a log of a few megabytes.
+	// checkpointAfter is how many committed transactions start a round at
+	// once: at the pages an item write adds, a log of a few megabytes (less
+	// when they share batches, which write shared pages once).
 	checkpointAfter = 128
 	// restartAbove is the log length, in pages, past which the round also
 	// waits for readers to leave the log (RESTART), so that the next write
@@ -175,6 +189,7 @@ func (c *checkpointer) run() {
 				return
 			}
 		}
+		c.gate.flush() // the batch a writer handed on is committed first
 		err := c.copyLog(context.Background())
 		c.gate.release()
 		if err != nil {
@@ -219,6 +234,9 @@ func (c *checkpointer) stop() {
 	c.once.Do(func() {
 		c.gate.closed.Store(true)
 		err := c.gate.acquire(context.Background())
+		if err == nil {
+			c.gate.flush()
+		}
 		close(c.quit)
 		<-c.done
 		if err == nil {

@@ -85,13 +85,13 @@ func TestCheckpointTruncatesLog(t *testing.T) {
 // to the checkpointer; writers that committed nothing never do.
 func TestGateHandsOverAfterWrites(t *testing.T) {
 	ctx := context.Background()
-	g := newWriteGate()
+	g := newWriteGate(&writeHealth{})
 	g.handoff = make(chan struct{}, 1)
 	for i := range checkpointAfter - 1 {
 		if err := g.acquire(ctx); err != nil {
 			t.Fatal(err)
 		}
-		g.leave(true)
+		g.leave(1)
 		if len(g.handoff) != 0 {
 			t.Fatalf("handed over after %d writes, want %d", i+1, checkpointAfter)
 		}
@@ -99,14 +99,14 @@ func TestGateHandsOverAfterWrites(t *testing.T) {
 	if err := g.acquire(ctx); err != nil {
 		t.Fatal(err)
 	}
-	g.leave(false) // a rollback
+	g.leave(0) // a rollback
 	if len(g.handoff) != 0 {
 		t.Fatal("a writer that committed nothing handed over the gate")
 	}
 	if err := g.acquire(ctx); err != nil {
 		t.Fatal(err)
 	}
-	g.leave(true)
+	g.leave(1)
 	select {
 	case <-g.handoff:
 	default:
@@ -123,7 +123,7 @@ func TestGateHandsOverAfterWrites(t *testing.T) {
 	}
 	g.closed.Store(true)
 	g.writes.Store(checkpointAfter)
-	g.leave(true)
+	g.leave(1)
 	if len(g.handoff) != 0 {
 		t.Fatal("handed over to a stopped checkpointer")
 	}
@@ -141,7 +141,7 @@ func TestLoopTakesHandoverWhileWaiting(t *testing.T) {
 	}
 	g.writes.Store(checkpointAfter - 1)
 	time.Sleep(3 * checkpointEvery) // the loop's round now waits for the gate
-	g.leave(true)
+	g.leave(1)
 	short, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
 	if err := g.acquire(short); err != nil {

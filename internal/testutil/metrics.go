@@ -2,6 +2,7 @@ package testutil
 
 import (
 	"bytes"
+	"testing"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -19,10 +20,17 @@ func (e *Env) Scrape() Metrics {
 	if r.Status != 200 {
 		e.T.Fatalf("/metrics: %d %s", r.Status, r.Body)
 	}
+	return ParseMetrics(e.T, r.Body)
+}
+
+// ParseMetrics parses a /metrics exposition (a scrape of a server in
+// another process).
+func ParseMetrics(t testing.TB, text []byte) Metrics {
+	t.Helper()
 	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(bytes.NewReader(r.Body))
+	fams, err := p.TextToMetricFamilies(bytes.NewReader(text))
 	if err != nil {
-		e.T.Fatalf("parse /metrics: %v\n%s", err, r.Body)
+		t.Fatalf("parse /metrics: %v\n%s", err, text)
 	}
 	return fams
 }
