@@ -11,7 +11,10 @@
 // field), opens its detail view (every field of Item shows) and edits it
 // there; then on the Events page sees its CREATED and UPDATED events,
 // filters by type and since an event, pages, and tails live while items
-// are created through REST.
+// are created through REST. Last, a second tab whose introspection answer
+// gains CreateItemInput fields of every kind (Int, Float, Boolean, Time, an
+// enum, another scalar) shows each in the form as its type says: a field
+// added to the schema needs no change to the page.
 //
 // Started by e2e/itemspages_test.go, which passes BASE_URL, API_KEY (the
 // admin's), OUTPUT_DIR; CHROMIUM overrides /usr/bin/chromium. Screenshots:
@@ -247,6 +250,43 @@ try {
   console.log('events: Open shows the item\'s detail view');
 
   check(introspections === 1, `the page ran ${introspections} introspection queries of its own, want 1`);
+
+  // ---- A field added to the schema shows with no change to the page: a
+  // second tab whose introspection answer (and only it) gains CreateItemInput
+  // fields of every kind builds each as its type says.
+  const added = [
+    ['priority', { kind: 'NON_NULL', name: null, ofType: { kind: 'SCALAR', name: 'Int', ofType: null } }, 'INPUT', 'number', true],
+    ['weight', { kind: 'SCALAR', name: 'Float', ofType: null }, 'INPUT', 'number', false],
+    ['pinned', { kind: 'SCALAR', name: 'Boolean', ofType: null }, 'INPUT', 'checkbox', false],
+    ['dueAt', { kind: 'SCALAR', name: 'Time', ofType: null }, 'INPUT', 'datetime-local', false],
+    ['kind', { kind: 'NON_NULL', name: null, ofType: { kind: 'ENUM', name: 'ItemStatus', ofType: null } }, 'SELECT', 'select-one', true],
+    ['checksum', { kind: 'SCALAR', name: 'Cursor', ofType: null }, 'INPUT', 'text', false],
+  ];
+  const tab = await context.newPage();
+  tab.on('pageerror', (e) => problems.push(`second tab: page error: ${e.stack}`));
+  await tab.route(`${base}/graphql`, async (route) => {
+    if (!(route.request().postData() || '').includes('AdminSchema')) return route.continue();
+    const res = await route.fetch();
+    const json = await res.json();
+    const create = json.data.__schema.types.find((t) => t.name === 'CreateItemInput');
+    for (const [name, type] of added) create.inputFields.push({ name, description: `the added ${name}`, defaultValue: null, type });
+    return route.fulfill({ response: res, json });
+  });
+  await tab.goto(`${base}/playground`);
+  await tab.locator('#api-key').fill(adminKey);
+  await tab.locator('#signin button[type=submit]').click();
+  await tab.locator('#session').waitFor({ timeout });
+  await tab.locator('nav.views').getByRole('button', { name: 'Browse items', exact: true }).click();
+  await tab.locator('#item-create .field[data-field="checksum"]').waitFor({ timeout });
+  for (const [name, , tag, type, req] of added) {
+    const input = tab.locator(`#new-item-${name}`);
+    const got = await input.evaluate((i) => ({ tag: i.tagName, type: i.type, required: i.required, label: i.labels[0].textContent }));
+    check(got.tag === tag && got.type === type && got.required === req,
+      `the added ${name}: ${JSON.stringify(got)}, want a ${tag} of type ${type}${req ? ', required' : ''}`);
+  }
+  check(await tab.getByLabel('Due at', { exact: true }).count() === 1, 'the added dueAt is not labelled "Due at"');
+  console.log(`a field added to CreateItemInput shows in the form as its type says: ${added.map(([n, , , t]) => `${n} ${t}`).join(', ')}`);
+  await tab.close();
   check(outside.length === 0, `the pages tried to leave the server:\n  ${outside.join('\n  ')}`);
   check(problems.length === 0, `the pages had errors:\n  ${problems.join('\n  ')}`);
   console.log('one introspection query; no request left the server; no script error or CSP violation');

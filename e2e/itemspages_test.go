@@ -18,7 +18,9 @@ import (
 // ItemWhereInput's predicates, creates an item (a blank name refused
 // beside its field), opens its detail view and edits it there, then
 // browses the event history: filtered by type and since an event, paged,
-// and tailed live while an item is created through REST. Its name starts
+// and tailed live while an item is created through REST; a tab whose
+// introspection answer gains fields of every kind builds them into the
+// form, each as its type says. Its name starts
 // as TestPagesInBrowser's, so that the runs of that test (make e2e)
 // include it.
 func TestPagesInBrowserItems(t *testing.T) {
