@@ -14,7 +14,8 @@
 // are created through REST. Last, a second tab whose introspection answer
 // gains CreateItemInput fields of every kind (Int, Float, Boolean, Time, an
 // enum, another scalar) shows each in the form as its type says: a field
-// added to the schema needs no change to the page.
+// added to the schema needs no change to the page. (That tab's anonymous
+// introspection is refused, so it reads the schema with its token.)
 //
 // Started by e2e/itemspages_test.go, which passes BASE_URL, API_KEY (the
 // admin's), OUTPUT_DIR; CHROMIUM overrides /usr/bin/chromium. Screenshots:
@@ -264,8 +265,15 @@ try {
   ];
   const tab = await context.newPage();
   tab.on('pageerror', (e) => problems.push(`second tab: page error: ${e.stack}`));
+  // Its anonymous introspection is refused (as when the address's anonymous
+  // points are spent): the page asks again with the signed-in token.
+  let refused = 0;
   await tab.route(`${base}/graphql`, async (route) => {
     if (!(route.request().postData() || '').includes('AdminSchema')) return route.continue();
+    if (!(await route.request().headerValue('authorization'))) {
+      refused++;
+      return route.fulfill({ status: 429, json: { errors: [{ message: 'rate limit exceeded', extensions: { code: 'RATE_LIMITED' } }] } });
+    }
     const res = await route.fetch();
     const json = await res.json();
     const create = json.data.__schema.types.find((t) => t.name === 'CreateItemInput');
@@ -285,6 +293,7 @@ try {
       `the added ${name}: ${JSON.stringify(got)}, want a ${tag} of type ${type}${req ? ', required' : ''}`);
   }
   check(await tab.getByLabel('Due at', { exact: true }).count() === 1, 'the added dueAt is not labelled "Due at"');
+  check(refused >= 1, 'the second tab did not ask for the schema without a token first');
   console.log(`a field added to CreateItemInput shows in the form as its type says: ${added.map(([n, , , t]) => `${n} ${t}`).join(', ')}`);
   await tab.close();
   check(outside.length === 0, `the pages tried to leave the server:\n  ${outside.join('\n  ')}`);
