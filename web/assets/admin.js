@@ -1009,7 +1009,7 @@
     return itemModel;
   }
 
-  // value shows a column of an item in a cell.
+  // columnText is what a column of an item shows in its cell.
   function columnText(c, item) {
     if (c.kind === 'object') return item[c.field.name] ? String(item[c.field.name][c.display]) : '—';
     return S.show(c.field.type, item[c.field.name]);
@@ -1231,8 +1231,12 @@
       tr.item = item;
       const name = titleOf(item);
       for (const c of m.columns) {
+        // A long text is cut (whole in its tooltip, and in the detail
+        // view); a time's tooltip is its RFC 3339 value.
         const text = columnText(c, item);
-        const td = cell(text.length > 80 ? `${text.slice(0, 79)}…` : text, text.length > 80 ? text : (c.field.type && S.named(c.field.type).name === 'Time' ? item[c.field.name] : null));
+        const long = text.length > 80;
+        const isTime = c.kind === 'leaf' && S.named(c.field.type).name === 'Time';
+        const td = cell(long ? `${text.slice(0, 79)}…` : text, long ? text : isTime ? item[c.field.name] : null);
         td.dataset.field = c.field.name;
         tr.append(td);
       }
