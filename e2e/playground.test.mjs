@@ -9,7 +9,8 @@
 // the messages for an expired token and for an unreachable server; then it
 // reads /docs rendered by Redoc. It also watches the ItemEvents tab stream
 // items created meanwhile through the REST API. In the browsing view it
-// filters by an owner, edits and deletes an item in place, sees items
+// filters by an owner and by a status (a row of ItemWhereInput's
+// predicates), edits and deletes an item in place, sees items
 // created through REST appear live, and signs in as a user, who sees only
 // their own items and no owner filter. Screenshots: playground-signed-in.png,
 // playground-explorer.png, playground-live.png, playground-browse-conflict.png, playground-browse.png,
@@ -199,10 +200,9 @@ try {
   const rowOf = (name) => rows.filter({ has: page.getByRole('cell', { name, exact: true }) });
   for (const name of expected) await rowOf(name).waitFor({ timeout });
   const owner = page.getByLabel('Owner', { exact: true });
-  const status = page.getByLabel('Status', { exact: true });
   await owner.selectOption({ label: 'alice@example.com' });
   await page.waitForFunction(() => {
-    const owners = Array.from(document.querySelectorAll('#item-rows tr td:nth-child(3)'), (td) => td.textContent);
+    const owners = Array.from(document.querySelectorAll('#item-rows tr td[data-field="owner"]'), (td) => td.textContent);
     return owners.length === 2 && owners.every((o) => o === 'alice@example.com');
   }, null, { timeout });
   check(await page.locator('#page-info').innerText() === '1–2 of 2', `page info: ${await page.locator('#page-info').innerText()}`);
@@ -238,14 +238,17 @@ try {
   await page.getByText("Deleted “Alice's lamp”.").waitFor({ timeout });
   await rowOf("Alice's lamp").waitFor({ state: 'detached', timeout });
   check(await rows.count() === 1, `${await rows.count()} rows after the delete`);
-  await status.selectOption('ARCHIVED');
+  // A filter row of ItemWhereInput's: Status is ARCHIVED.
+  await page.getByRole('button', { name: 'Add a filter' }).click();
+  await page.getByLabel('Filter field').selectOption({ label: 'Status' });
+  await page.getByLabel('Status is', { exact: true }).selectOption('ARCHIVED');
   await rowOf("Alice's desk, renamed elsewhere").waitFor({ timeout });
   await shot(page, 'playground-browse.png');
   console.log('browse: deleted in place');
 
   // Live: with the filters cleared, items created through REST show on top.
   await owner.selectOption({ label: 'anyone' });
-  await status.selectOption({ label: 'any' });
+  await page.getByRole('button', { name: 'Remove this filter' }).click();
   await rowOf("Bob's chair").waitFor({ timeout });
   await page.getByLabel('Live updates').check();
   await page.getByText('Live: changes show as they happen.').waitFor({ timeout });
@@ -290,7 +293,7 @@ try {
   await bar.session.waitFor({ timeout });
   await rowOf("Alice's desk, renamed elsewhere").waitFor({ timeout });
   check(await owner.isHidden(), 'the owner filter shows to a user who may not list users');
-  const seen = await page.locator('#item-rows tr td:nth-child(3)').allInnerTexts();
+  const seen = await page.locator('#item-rows tr td[data-field="owner"]').allInnerTexts();
   check(seen.length > 0 && seen.every((o) => o === 'alice@example.com'), `Alice sees ${seen.join(', ')}`);
   await shot(page, 'playground-browse-user.png');
   console.log('browse: a user sees only their own items, without the owner filter');

@@ -46,7 +46,8 @@ func TestPagesLoadOnlyTheirOwnAssets(t *testing.T) {
 		{"playground", web.Playground("/graphql"), web.PlaygroundCSP,
 			[]string{`data-endpoint="/graphql"`, `id="signin"`, `id="signout"`, `type="password"`, `id="view-browse"`, `id="browse"`,
 				`id="view-users"`, `id="view-keys"`, `id="view-webhooks"`, `id="view-audit"`, `id="points"`,
-				`id="view-backups"`, `id="backup-create"`, `id="view-health"`, `id="health-rate"`, `href="/favicon.ico"`}, 6},
+				`id="view-backups"`, `id="backup-create"`, `id="view-health"`, `id="health-rate"`, `href="/favicon.ico"`,
+				`id="view-events"`, `id="events"`, `id="item-create"`, `id="item-detail"`}, 7},
 		{"docs", web.Docs("/v1/openapi.json"), web.DocsCSP,
 			[]string{`<redoc spec-url="/v1/openapi.json">`, `href="/v1/openapi.json"`, `href="/favicon.ico"`}, 1},
 	}

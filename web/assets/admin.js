@@ -1,7 +1,9 @@
-// The playground's admin pages beside the browsing view: users, API keys,
-// webhooks with their deliveries, the audit trail, backups and the
-// server's health. They run on the playground's sign-in (playground.js
-// hands them its ask, which sends the tab's token) and use the same GraphQL
+// The playground's pages beside GraphiQL: the items (columns, sorting,
+// filters, detail view and forms built from the schema), the event
+// history, users, API keys, webhooks with their deliveries, the audit
+// trail, backups and the server's health. They run on the playground's
+// sign-in (playground.js hands them its ask, which sends the tab's token,
+// and its subscribe) and use the same GraphQL
 // fields as any client, each query a small one: a page of 20 read when it
 // is shown or paged to, never on a timer, so that clicking around does not
 // spend the key's rate limit (the health page polls /metrics, which costs
@@ -12,6 +14,7 @@
   const pg = window.itemsvcPlayground;
   if (!pg) return; // playground.js did not run; it says why
   const { ask, notice } = pg;
+  const S = window.itemsvcSchema; // schema.js: the schema, read once per page load
   const $ = (id) => document.getElementById(id);
   const pageSize = 20;
 
@@ -663,7 +666,6 @@
     const actor = $('audit-actor');
     const action = $('audit-action');
     const q = {
-      actions: 'query AdminAuditActions { __type(name: "AuditAction") { enumValues { name } } }',
       list: `query AdminAudit($actorID: ID, $action: AuditAction, $after: Cursor) {
   auditEvents(actorID: $actorID, action: $action, after: $after, first: ${pageSize}) {
     pageInfo { hasNextPage endCursor }
@@ -699,7 +701,8 @@
       async open() {
         try {
           if (action.options.length <= 1) {
-            const names = (await ask(q.actions)).__type.enumValues.map((v) => v.name);
+            const s = await S.load();
+            const names = s.enumValues(s.argType(s.root('query', 'auditEvents'), 'action'));
             action.replaceChildren(option('', 'any'), ...names.map((n) => option(n, n.toLowerCase().replace(/_/g, ' '))));
           }
           const list = await people();
@@ -935,7 +938,860 @@
     };
   })();
 
+  // ---- Items, read from the schema ----
+  // The columns, sort options, filters, detail view and forms all come from
+  // the schema (schema.js: one introspection query per page load): the
+  // columns are Item's stored fields (those ItemWhereInput filters on; ids
+  // shown in the detail view only) and its one-object edges (the owner, by
+  // its email); a column sorts when ItemOrderField has its name; a filter
+  // row offers each field's predicates of ItemWhereInput; New item is
+  // CreateItemInput's fields and Edit UpdateItemInput's, each input as its
+  // type says. A field added to the ent schema shows here unchanged.
+  let itemModel = null;
+
+  // model reads what the items pages need from the schema, once.
+  async function model() {
+    if (itemModel) return itemModel;
+    const s = await S.load();
+    const list = s.root('query', 'items');
+    const itemType = S.named(s.root('query', 'item').type).name;
+    const whereName = s.argType(list, 'where');
+    const orderName = s.argType(list, 'orderBy');
+    const orderEnum = S.named(s.field(orderName, 'field').type).name;
+    const createName = s.argType(s.root('mutation', 'createItem'), 'input');
+    const updateName = s.argType(s.root('mutation', 'updateItem'), 'input');
+    const filterable = s.filterable(whereName);
+    const stored = new Set(filterable.map((f) => f.field));
+    const leaves = s.leaves(itemType);
+    const objects = s.objects(itemType);
+    const isTime = (f) => S.named(f.type).name === 'Time';
+    const shown = leaves.filter((f) => stored.has(f.name) && S.named(f.type).name !== 'ID');
+    // Words first, then the edges, then the times: name, status, owner, updated.
+    const columns = [
+      ...shown.filter((f) => !isTime(f)).map((f) => ({ field: f, kind: 'leaf' })),
+      ...objects.map((f) => ({ field: f, kind: 'object', display: s.display(S.named(f.type).name) })),
+      ...shown.filter(isTime).map((f) => ({ field: f, kind: 'leaf' })),
+    ];
+    const sortable = new Set(s.enumValues(orderEnum));
+    for (const c of columns) c.sort = sortable.has(S.enumName(c.field.name)) ? S.enumName(c.field.name) : null;
+    const sel = s.selection(itemType);
+    // An event's item carries its stored fields (no etag: events carry no version).
+    const eventSel = s.selection(itemType, leaves.filter((f) => !stored.has(f.name) && f.name !== 'id').map((f) => f.name));
+    const versioned = leaves.some((f) => f.name === 'etag') && s.root('mutation', 'updateItem').args.some((a) => a.name === 'ifMatch');
+    const eventsField = s.root('query', 'events');
+    const eventType = S.named(s.root('subscription', 'itemEvents').type).name;
+    itemModel = {
+      s, itemType, whereName, orderName, createName, updateName, filterable, columns, leaves, objects, versioned,
+      title: s.display(itemType),
+      updatable: new Map(s.inputFields(updateName).map((f) => [f.name, f])),
+      defaultOrder: sortable.has('UPDATED_AT') ? { field: 'UPDATED_AT', direction: 'DESC' } : null,
+      eventTypes: eventsField ? s.argType(eventsField, 'types') : null,
+      eventSel,
+      eventLeaves: s.leaves(eventType).map((f) => f.name).join(' '),
+      q: {
+        list: `query AdminItems($after: Cursor, $where: ${whereName}, $orderBy: ${orderName}) {
+  items(first: ${pageSize}, after: $after, where: $where, orderBy: $orderBy) {
+    totalCount
+    pageInfo { hasNextPage endCursor }
+    edges { node { ${sel} } }
+  }
+}`,
+        one: `query AdminItem($id: ID!) { item(id: $id) { ${sel} } }`,
+        create: `mutation AdminCreateItem($input: ${createName}!) { createItem(input: $input) { ${sel} } }`,
+        update: `mutation AdminUpdateItem($id: ID!, $input: ${updateName}!${versioned ? ', $ifMatch: String' : ''}) {
+  updateItem(id: $id, input: $input${versioned ? ', ifMatch: $ifMatch' : ''}) { ${sel} }
+}`,
+        remove: `mutation AdminDeleteItem($id: ID!${versioned ? ', $ifMatch: String' : ''}) { deleteItem(id: $id${versioned ? ', ifMatch: $ifMatch' : ''}) }`,
+        live: `subscription AdminItemLive { itemEvents { id type item { ${eventSel} } } }`,
+        owners: 'query AdminItemOwners { users(first: 100, orderBy: {field: EMAIL, direction: ASC}) { edges { node { id email } } } }',
+      },
+    };
+    return itemModel;
+  }
+
+  // columnText is what a column of an item shows in its cell.
+  function columnText(c, item) {
+    if (c.kind === 'object') return item[c.field.name] ? String(item[c.field.name][c.display]) : '—';
+    return S.show(c.field.type, item[c.field.name]);
+  }
+
+  const items = (function itemsPage() {
+    const view = $('browse');
+    const listBox = $('browse-list');
+    const detailBox = $('item-detail');
+    const rows = $('item-rows');
+    const head = $('item-head');
+    const note = $('browse-message');
+    const liveBox = $('live');
+    const ownerSel = $('filter-owner');
+    const filterRows = $('filter-rows');
+    const createForm = $('item-create');
+    const createFields = $('item-create-fields');
+    let m = null;
+    let order = null; // {field, direction} of ItemOrder
+    let back = []; // {after, offset} of each page before this one
+    let after = null; // this page's cursor
+    let offset = 0; // the number of items before this page
+    let endCursor = null;
+    let total = 0;
+    let hasNext = false;
+    let loading = 0; // the number of the last load, to drop answers to older ones
+    let live = null; // the AbortController of the running stream
+    let built = false; // the header, create form and filter fields are drawn
+    let ownersRead = false;
+    let creating = null; // the create form's {inputs, read}
+
+    const tell = (text, isError) => notice(note, text, isError);
+    const titleOf = (item) => String(item[m.title] ?? item.id);
+
+    // build draws what comes from the schema: the header with its sort
+    // buttons and the create form; once per page load.
+    function build() {
+      if (built) return;
+      built = true;
+      order = m.defaultOrder;
+      drawHead();
+      createFields.replaceChildren();
+      creating = S.form(m.s, m.createName, createFields, { idPrefix: 'new-item' });
+    }
+
+    function drawHead() {
+      head.replaceChildren(...m.columns.map((c) => {
+        const th = el('th', { scope: 'col', 'data-field': c.field.name });
+        const text = S.label(c.field.name);
+        if (!c.sort) {
+          th.textContent = text;
+          return th;
+        }
+        const on = order && order.field === c.sort;
+        th.setAttribute('aria-sort', on ? (order.direction === 'ASC' ? 'ascending' : 'descending') : 'none');
+        const b = button(text, `Sort by ${text}`, (ctl) => sortBy(c.sort, ctl));
+        b.className = 'sort';
+        b.append(el('span', { 'aria-hidden': 'true', className: 'arrow' }, on ? (order.direction === 'ASC' ? ' ▲' : ' ▼') : ''));
+        th.append(b);
+        return th;
+      }), el('th', { scope: 'col' }, el('span', { className: 'sr-only' }, 'Actions')));
+    }
+
+    // sortBy orders by a column: ascending first, then each click turns it.
+    async function sortBy(field, control) {
+      const was = order;
+      order = { field, direction: order && order.field === field && order.direction === 'ASC' ? 'DESC' : 'ASC' };
+      back = [];
+      after = null;
+      offset = 0;
+      const ok = await act(control, () => load(true));
+      if (!ok) {
+        order = was; // the header stays as it was, the failure beside the button
+        return;
+      }
+      drawHead();
+      const again = head.querySelector(`th[data-field] button[aria-label="${control.getAttribute('aria-label')}"]`);
+      if (again) again.focus();
+    }
+
+    // ---- filters: rows of field, predicate and value, from the where input
+    function addFilter(fieldName) {
+      const fieldSel = el('select', { 'aria-label': 'Filter field' },
+        ...m.filterable.map((f) => option(f.field, S.label(f.field))));
+      const opSel = el('select', { 'aria-label': 'Filter condition' });
+      const valueBox = el('span', { className: 'value' });
+      const remove = button('Remove', 'Remove this filter', () => { rowEl.remove(); refilter(); });
+      const rowEl = el('span', { className: 'filter filter-row' }, fieldSel, opSel, valueBox, remove);
+      rowEl.read = () => {
+        const p = rowEl.predicate;
+        if (!p) return null;
+        if (p.suffix === 'IsNil' || p.suffix === 'NotNil') return [p.name, true];
+        const v = S.read(rowEl.input);
+        return v === undefined ? null : [p.name, v];
+      };
+      function predicates() {
+        const f = m.filterable.find((x) => x.field === fieldSel.value);
+        opSel.replaceChildren(...f.predicates.map((p) => option(p.name, p.label)));
+        // Words are looked for, anything else matched.
+        const contains = f.predicates.find((p) => p.suffix === 'ContainsFold');
+        if (contains && S.named(contains.type).name === 'String') opSel.value = contains.name;
+        value();
+      }
+      function value() {
+        const f = m.filterable.find((x) => x.field === fieldSel.value);
+        rowEl.predicate = f.predicates.find((p) => p.name === opSel.value);
+        const p = rowEl.predicate;
+        if (p.suffix === 'IsNil' || p.suffix === 'NotNil') {
+          rowEl.input = null;
+          valueBox.replaceChildren();
+          return;
+        }
+        // The value's type, but never required: an empty value is no filter.
+        const ref = p.type.kind === 'NON_NULL' ? p.type.ofType : p.type;
+        rowEl.input = S.control(m.s, ref, undefined, { 'aria-label': `${S.label(f.field)} ${p.label}` });
+        if (rowEl.input.tagName === 'SELECT') rowEl.input.addEventListener('change', refilter);
+        valueBox.replaceChildren(rowEl.input);
+      }
+      fieldSel.addEventListener('change', predicates);
+      opSel.addEventListener('change', value);
+      if (fieldName) fieldSel.value = fieldName;
+      predicates();
+      filterRows.append(rowEl);
+      return rowEl;
+    }
+
+    function where() {
+      const w = {};
+      if (ownerSel.value) w.hasOwnerWith = [{ id: ownerSel.value }];
+      const and = [];
+      for (const r of filterRows.children) {
+        const kv = r.read();
+        if (kv) and.push({ [kv[0]]: kv[1] });
+      }
+      if (and.length === 1) Object.assign(w, and[0]);
+      else if (and.length > 1) w.and = and;
+      return w;
+    }
+
+    // matches tells whether an item, as an event carries it, passes the
+    // filters (the folding of …Fold approximated by lower case).
+    function matches(item) {
+      if (ownerSel.value && (!item.owner || item.owner.id !== ownerSel.value)) return false;
+      for (const r of filterRows.children) {
+        const kv = r.read();
+        if (!kv) continue;
+        const p = r.predicate;
+        const field = kv[0].slice(0, kv[0].length - p.suffix.length);
+        if (!(field in item)) continue; // not carried by the event: the next load decides
+        if (!test(p.suffix, item[field], kv[1])) return false;
+      }
+      return true;
+    }
+
+    function test(suffix, have, want) {
+      const lc = (x) => String(x ?? '').toLowerCase();
+      const cmp = (a, b) => (typeof a === 'string' && /^\d{4}-/.test(a) ? Date.parse(a) - Date.parse(b) : a < b ? -1 : a > b ? 1 : 0);
+      switch (suffix) {
+        case '': return cmp(have, want) === 0;
+        case 'NEQ': return cmp(have, want) !== 0;
+        case 'In': return want.some((w) => cmp(have, w) === 0);
+        case 'NotIn': return !want.some((w) => cmp(have, w) === 0);
+        case 'GT': return cmp(have, want) > 0;
+        case 'GTE': return cmp(have, want) >= 0;
+        case 'LT': return cmp(have, want) < 0;
+        case 'LTE': return cmp(have, want) <= 0;
+        case 'Contains': return String(have).includes(want);
+        case 'ContainsFold': return lc(have).includes(lc(want));
+        case 'HasPrefix': return String(have).startsWith(want);
+        case 'HasSuffix': return String(have).endsWith(want);
+        case 'EqualFold': return lc(have) === lc(want);
+        case 'IsNil': return have === null || have === undefined;
+        case 'NotNil': return have !== null && have !== undefined;
+        default: return true;
+      }
+    }
+
+    // ---- the list
+    // load reads the page at after; paged, when Next or Previous (its
+    // button) asked for it, puts the page before back if the read fails
+    // (the rows on screen stay those of that page) and says why beside the
+    // button. sorted: a sort button asked, which shows the failure itself.
+    async function load(paged) {
+      const n = ++loading;
+      view.setAttribute('aria-busy', 'true');
+      try {
+        const data = await ask(m.q.list, { after, where: where(), orderBy: order });
+        if (n !== loading) return;
+        total = data.items.totalCount;
+        hasNext = data.items.pageInfo.hasNextPage;
+        endCursor = data.items.pageInfo.endCursor;
+        rows.replaceChildren(...data.items.edges.map((e) => row(e.node)));
+        pager();
+        tell(total ? '' : 'No items match.');
+        notice($('page-error'), '');
+      } catch (e) {
+        if (n !== loading) return;
+        if (paged === true) throw e;
+        tell(e.message, true);
+        if (paged) {
+          paged.button.after($('page-error')); // where the user clicked
+          notice($('page-error'), e.message, true);
+          paged.restore();
+        }
+      } finally {
+        if (n === loading) view.removeAttribute('aria-busy');
+      }
+    }
+
+    function pager() {
+      const shown = rows.children.length;
+      $('page-info').textContent = shown ? `${offset + 1}–${offset + shown} of ${total}` : `0 of ${total}`;
+      $('page-prev').disabled = back.length === 0;
+      $('page-next').disabled = !hasNext;
+    }
+
+    function row(item) {
+      const tr = el('tr', { 'data-id': item.id });
+      tr.item = item;
+      const name = titleOf(item);
+      for (const c of m.columns) {
+        // A long text is cut (whole in its tooltip, and in the detail
+        // view); a time's tooltip is its RFC 3339 value.
+        const text = columnText(c, item);
+        const long = text.length > 80;
+        const isTime = c.kind === 'leaf' && S.named(c.field.type).name === 'Time';
+        const td = cell(long ? `${text.slice(0, 79)}…` : text, long ? text : isTime ? item[c.field.name] : null);
+        td.dataset.field = c.field.name;
+        tr.append(td);
+      }
+      tr.append(el('td', { className: 'actions' },
+        button('Details', `Details of ${name}`, () => openDetail(item.id)),
+        button('Edit', `Edit ${name}`, () => edit(tr)),
+        button('Delete', `Delete ${name}`, () => confirmDelete(tr))));
+      return tr;
+    }
+
+    const actionsOf = (tr) => tr.cells[tr.cells.length - 1];
+
+    // edit turns the row's cells that UpdateItemInput can change into
+    // inputs, saved by updateItem. A row drawn from an event is read first,
+    // for its etag.
+    async function edit(tr) {
+      if (m.versioned && !tr.item.etag) {
+        try {
+          tr = refresh(tr, (await ask(m.q.one, { id: tr.item.id })).item);
+        } catch (e) {
+          tell(`Reading “${titleOf(tr.item)}” failed: ${e.message}`, true);
+          return;
+        }
+      }
+      const item = tr.item;
+      const name = titleOf(item);
+      const inputs = {};
+      for (const td of Array.from(tr.cells)) {
+        const f = m.updatable.get(td.dataset.field);
+        if (!f) continue;
+        const input = S.control(m.s, f.type, item[f.name], { 'aria-label': `${S.label(f.name)} of ${name}` });
+        input.addEventListener('keydown', (ev) => { if (ev.key === 'Enter' && input.tagName === 'INPUT') { ev.preventDefault(); save(tr, inputs, saveButton); } });
+        inputs[f.name] = input;
+        td.replaceChildren(input);
+      }
+      const saveButton = button('Save', `Save ${name}`, (b) => save(tr, inputs, b));
+      actionsOf(tr).replaceChildren(saveButton, button('Cancel', `Cancel editing ${name}`, () => refresh(tr, item)));
+      const first = Object.values(inputs)[0];
+      if (first) first.focus();
+    }
+
+    function changes(inputs, item) {
+      const out = {};
+      for (const [k, input] of Object.entries(inputs)) {
+        const v = S.read(input);
+        if (v !== undefined && JSON.stringify(v) !== JSON.stringify(item[k])) out[k] = v;
+      }
+      return out;
+    }
+
+    async function save(tr, inputs, control) {
+      const item = tr.item;
+      control.disabled = true;
+      try {
+        const data = await ask(m.q.update, { id: item.id, input: changes(inputs, item), ifMatch: item.etag });
+        refresh(tr, data.updateItem);
+        tell(`Saved “${titleOf(data.updateItem)}”.`);
+      } catch (e) {
+        if (e.code === 'PRECONDITION_FAILED') return changedMeanwhile(tr, 'saved');
+        tell(`Saving “${titleOf(item)}” failed: ${e.message}`, true);
+        inRow(tr, e.message);
+      } finally {
+        control.disabled = false;
+      }
+    }
+
+    // inRow shows a failure beside the row's buttons, where the user
+    // clicked (the view's message says it too).
+    function inRow(tr, text) {
+      const td = actionsOf(tr);
+      let span = td.querySelector('.inline-error');
+      if (!span) {
+        span = el('span', { className: 'inline-error', role: 'alert' });
+        td.prepend(span);
+      }
+      notice(span, text, true);
+    }
+
+    function refresh(tr, item) {
+      const fresh = row(item);
+      tr.replaceWith(fresh);
+      return fresh;
+    }
+
+    // changedMeanwhile answers an ifMatch refused: someone changed (or
+    // deleted) the item since the row was read. The row shows it as it is
+    // now, and nothing of the user's change was written.
+    async function changedMeanwhile(tr, what) {
+      const name = titleOf(tr.item);
+      try {
+        const item = (await ask(m.q.one, { id: tr.item.id })).item;
+        refresh(tr, item);
+        tell(`“${name}” was changed by someone else meanwhile, so it was not ${what}: the row shows it as it is now.`, true);
+      } catch (e) {
+        if (e.code !== 'NOT_FOUND') {
+          tell(`“${name}” was changed by someone else meanwhile, and reading it again failed: ${e.message}`, true);
+          return;
+        }
+        drop(tr.item.id);
+        tell(`“${name}” was deleted by someone else meanwhile.`, true);
+      }
+    }
+
+    function confirmDelete(tr) {
+      const item = tr.item;
+      const name = titleOf(item);
+      actionsOf(tr).replaceChildren(
+        button('Yes, delete', `Yes, delete ${name}`, () => remove(tr)),
+        button('Keep', `Keep ${name}`, () => refresh(tr, item)));
+      actionsOf(tr).firstChild.focus();
+    }
+
+    async function remove(tr) {
+      const name = titleOf(tr.item);
+      try {
+        await ask(m.q.remove, { id: tr.item.id, ifMatch: tr.item.etag });
+        pg.spent(tr.item.id);
+        drop(tr.item.id);
+        tell(`Deleted “${name}”.`);
+      } catch (e) {
+        if (e.code === 'PRECONDITION_FAILED') return changedMeanwhile(tr, 'deleted');
+        tell(`Deleting “${name}” failed: ${e.message}`, true);
+        inRow(tr, e.message);
+      }
+    }
+
+    function rowOf(id) {
+      return Array.from(rows.children).find((tr) => tr.dataset.id === id) || null;
+    }
+
+    // drop takes an item off the page and the count (once, whether the
+    // delete or its event comes first).
+    function drop(id) {
+      const tr = rowOf(id);
+      if (!tr) return;
+      tr.remove();
+      total--;
+      pager();
+    }
+
+    // ---- the detail view: every field of one item, and its edit form
+    // openDetail reads an item and shows it (from a row's Details, or an
+    // event's Open on the Events page, which may come first).
+    async function openDetail(id, said) {
+      let item;
+      try {
+        m = await model();
+        build();
+        item = (await ask(m.q.one, { id })).item;
+      } catch (e) {
+        tell(`Reading ${id} failed: ${e.message}`, true);
+        return;
+      }
+      drawDetail(item, said);
+      pg.show('browse'); // its list is not read while the detail view shows
+    }
+
+    function drawDetail(item, said) {
+      const name = titleOf(item);
+      const facts = el('dl', { className: 'facts' });
+      for (const f of m.leaves) {
+        facts.append(el('dt', {}, S.label(f.name)), el('dd', { 'data-field': f.name, title: item[f.name] ?? '' }, S.show(f.type, item[f.name])));
+      }
+      for (const f of m.objects) {
+        const o = item[f.name];
+        const d = m.s.display(S.named(f.type).name);
+        facts.append(el('dt', {}, S.label(f.name)), el('dd', { 'data-field': f.name }, o ? `${o[d]} (${o.id})` : '—'));
+      }
+      const editForm = el('form', { className: 'create', id: 'item-edit', 'aria-labelledby': 'item-edit-title' },
+        el('h4', { id: 'item-edit-title' }, 'Edit'));
+      const fields = el('span', { className: 'fields' });
+      const built = S.form(m.s, m.updateName, fields, { idPrefix: 'edit-item', values: item, changedFrom: item });
+      const submit = el('button', { type: 'submit' }, 'Save changes');
+      editForm.append(fields, submit);
+      const msg = el('p', { className: 'message', role: 'status', hidden: true });
+      editForm.addEventListener('submit', async (ev) => {
+        ev.preventDefault();
+        let fresh = null;
+        let conflict = false;
+        await act(submit, async () => {
+          try {
+            fresh = (await ask(m.q.update, { id: item.id, input: built.read(), ifMatch: item.etag })).updateItem;
+          } catch (e) {
+            if (e.code !== 'PRECONDITION_FAILED') throw e;
+            conflict = true;
+          }
+        }, built.inputs);
+        if (conflict) {
+          openDetail(item.id, `“${name}” was changed by someone else meanwhile, so it was not saved: this is it as it is now.`);
+          return;
+        }
+        if (fresh) drawDetail(fresh, `Saved “${titleOf(fresh)}”.`);
+      });
+      const del = button('Delete', `Delete ${name}`, () => {
+        const yes = button('Yes, delete', `Yes, delete ${name}`, async (b) => {
+          let ok = false;
+          await act(b, async () => { await ask(m.q.remove, { id: item.id, ifMatch: item.etag }); ok = true; });
+          if (!ok) return;
+          pg.spent(item.id);
+          closeDetail();
+          drop(item.id);
+          tell(`Deleted “${name}”.`);
+        });
+        tools.replaceChildren(back, el('span', { className: 'confirm' }, `Delete “${name}”?`), yes,
+          button('Keep', `Keep ${name}`, () => drawDetail(item)));
+        yes.focus();
+      });
+      const back = button('Back to the list', 'Back to the list', () => {
+        closeDetail();
+        if (!rows.children.length) load(); // opened from the Events page: never read
+      });
+      const tools = el('div', { className: 'tools' }, back, del);
+      detailBox.replaceChildren(tools, el('h3', { id: 'item-detail-title' }, name), msg, facts, editForm);
+      detailBox.dataset.id = item.id;
+      detailBox.item = item;
+      listBox.hidden = true;
+      detailBox.hidden = false;
+      if (said) notice(msg, said, /meanwhile/.test(said));
+      tell('');
+      const rowNow = rowOf(item.id);
+      if (rowNow) refresh(rowNow, item);
+      $('item-detail-title').focus();
+    }
+
+    function closeDetail() {
+      detailBox.hidden = true;
+      detailBox.replaceChildren();
+      listBox.hidden = false;
+    }
+
+    // ---- live: item events applied to the page
+    // A new or changed item that passes the filters goes on top of the
+    // first page, a deleted one or one that no longer passes leaves it;
+    // in the default order (last changed first) a changed item moves to
+    // the top, in any other it stays where it is. The first page grows
+    // rather than push rows off its end: the next page starts after the
+    // last row the server sent.
+    function apply(ev) {
+      const item = ev.item;
+      const tr = rowOf(item.id);
+      if (ev.type === 'DELETED' || !matches(item)) {
+        if (tr) drop(item.id);
+        return;
+      }
+      if (tr && tr.querySelector('input, select')) return; // being edited: leave it to the user
+      const inDefault = !order || (m.defaultOrder && order.field === m.defaultOrder.field && order.direction === m.defaultOrder.direction);
+      if (tr && !inDefault) {
+        const fresh = refresh(tr, Object.assign({}, tr.item, item, { etag: undefined }));
+        fresh.classList.add('fresh');
+        return;
+      }
+      if (tr) tr.remove();
+      if (ev.type === 'CREATED') total++;
+      if (back.length === 0) {
+        const fresh = row(item);
+        fresh.classList.add('fresh');
+        rows.prepend(fresh);
+      }
+      pager();
+    }
+
+    async function follow(ctrl) {
+      tell('Live: changes show as they happen.');
+      try {
+        for await (const msg of pg.subscribe(m.q.live, {}, ctrl.signal)) {
+          const err = msg.errors && msg.errors[0];
+          if (err) throw new Error(pg.describe(err));
+          apply(msg.data.itemEvents);
+        }
+        if (!ctrl.signal.aborted) tell('The live stream ended; tick Live updates to follow again.', true);
+      } catch (e) {
+        if (!ctrl.signal.aborted) tell(`The live stream stopped: ${e.message}`, true);
+      }
+      if (live === ctrl) {
+        live = null;
+        liveBox.checked = false;
+      }
+    }
+
+    function stopLive() {
+      if (live) live.abort();
+      live = null;
+      liveBox.checked = false;
+    }
+
+    liveBox.addEventListener('change', () => {
+      if (!liveBox.checked) {
+        stopLive();
+        tell('');
+        return;
+      }
+      if (!pg.viewer() || !m) {
+        tell('Sign in first.', true);
+        liveBox.checked = false;
+        return;
+      }
+      live = new AbortController();
+      follow(live);
+    });
+
+    function refilter() {
+      back = [];
+      after = null;
+      offset = 0;
+      load();
+    }
+    ownerSel.addEventListener('change', refilter);
+    $('filter-add').addEventListener('click', () => {
+      if (!m) return;
+      const r = addFilter();
+      r.querySelector('select').focus();
+    });
+    $('browse-filters').addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      refilter();
+    });
+    $('page-next').addEventListener('click', () => {
+      const was = { after, offset };
+      back.push(was);
+      after = endCursor;
+      offset += rows.children.length;
+      load({ button: $('page-next'), restore: () => { back.pop(); ({ after, offset } = was); } });
+    });
+    $('page-prev').addEventListener('click', () => {
+      const was = { after, offset };
+      const prev = back.pop() || { after: null, offset: 0 };
+      ({ after, offset } = prev);
+      load({ button: $('page-prev'), restore: () => { back.push(prev); ({ after, offset } = was); } });
+    });
+
+    createForm.addEventListener('submit', async (ev) => {
+      ev.preventDefault();
+      const submit = createForm.querySelector('button[type=submit]');
+      let made = null;
+      await act(submit, async () => {
+        made = (await ask(m.q.create, { input: creating.read() })).createItem;
+      }, creating.inputs);
+      if (!made) return;
+      if (rowOf(made.id)) rowOf(made.id).remove(); // its event came first
+      const fresh = row(made);
+      fresh.classList.add('fresh');
+      rows.prepend(fresh);
+      total++;
+      pager();
+      tell(`Created “${titleOf(made)}”.`);
+      createFields.replaceChildren();
+      creating = S.form(m.s, m.createName, createFields, { idPrefix: 'new-item' });
+      Object.values(creating.inputs)[0].focus();
+    });
+
+    // loadOwners fills the owner filter from the users list, or hides it
+    // for a user who may not list users (they see their own items only).
+    async function loadOwners() {
+      if (ownersRead) return;
+      try {
+        const list = (await ask(m.q.owners)).users.edges.map((e) => e.node);
+        ownerSel.replaceChildren(option('', 'anyone'), ...list.map((u) => option(u.id, u.email)));
+        $('owner-filter').hidden = false;
+      } catch (e) {
+        if (e.code !== 'PERMISSION_DENIED') throw e;
+        $('owner-filter').hidden = true;
+      }
+      ownersRead = true;
+    }
+
+    return {
+      async open() {
+        if (!pg.viewer()) {
+          tell('Sign in to browse the items your API key may see.');
+          return;
+        }
+        try {
+          m = await model();
+          build();
+          await loadOwners();
+          if (detailBox.hidden) await load();
+        } catch (e) {
+          tell(e.message, true);
+        }
+      },
+      openDetail,
+      reset() {
+        stopLive();
+        loading++;
+        ownersRead = false;
+        back = [];
+        after = null;
+        offset = 0;
+        if (m) order = m.defaultOrder;
+        if (built) {
+          drawHead();
+          createFields.replaceChildren(); // what one sign-in typed is not another's
+          creating = S.form(m.s, m.createName, createFields, { idPrefix: 'new-item' });
+        }
+        rows.replaceChildren();
+        filterRows.replaceChildren();
+        ownerSel.replaceChildren(option('', 'anyone'));
+        $('owner-filter').hidden = true;
+        $('page-info').textContent = '';
+        notice($('page-error'), '');
+        closeDetail();
+        tell('');
+      },
+    };
+  })();
+
+  // ---- The event history: the events query, paged, filtered by type and
+  // since an event, and its live tail (the itemEvents subscription, from
+  // the newest event on screen, so that none is missed between the two).
+  const events = (function eventsPage() {
+    const rows = $('events-rows');
+    const note = $('events-message');
+    const typesBox = $('events-types');
+    const since = $('events-since');
+    const liveBox = $('events-live');
+    let m = null;
+    let q = null;
+    let onFirst = true;
+    let live = null;
+
+    function chosenTypes() {
+      const t = Array.from(typesBox.querySelectorAll('input:checked'), (c) => c.value);
+      return t.length ? t : null;
+    }
+
+    const pages = pager(document.querySelector('#events .pager'), async (afterCursor) => {
+      const d = await ask(q.list, { types: chosenTypes(), since: since.value.trim() || null, after: afterCursor });
+      rows.replaceChildren(...d.events.edges.map((e) => row(e.node)));
+      onFirst = afterCursor === null || afterCursor === undefined;
+      notice(note, d.events.edges.length ? '' : 'No events match.');
+      return d.events.pageInfo;
+    });
+
+    function row(ev) {
+      const item = ev.item;
+      const name = titleOfItem(item);
+      const open = ev.type === 'DELETED' ? null : button('Open', `Open ${name} (${ev.id})`, () => items.openDetail(item.id));
+      const newer = button('Newer', `Events after ${ev.id}`, (b) => { since.value = ev.id; reread(b); });
+      return el('tr', { 'data-id': ev.id },
+        cell(when(ev.timestamp), ev.timestamp), cell(ev.type.toLowerCase()), cell(name, item.id),
+        ...m.columns.filter((c) => c.kind === 'object').map((c) => cell(columnText(c, item))),
+        el('td', {}, el('code', {}, ev.id)),
+        el('td', { className: 'actions' }, open, newer));
+    }
+
+    function titleOfItem(item) {
+      return String(item[m.title] ?? item.id);
+    }
+
+    async function follow(ctrl) {
+      notice(note, 'Live: new events show on top as they are committed.');
+      const first = rows.querySelector('tr[data-id]');
+      const from = (onFirst && first ? first.dataset.id : null) || since.value.trim() || null;
+      try {
+        for await (const msg of pg.subscribe(q.tail, { types: chosenTypes(), after: from }, ctrl.signal)) {
+          const err = msg.errors && msg.errors[0];
+          if (err) throw new Error(pg.describe(err));
+          if (!onFirst) continue;
+          const tr = row(msg.data.itemEvents);
+          tr.classList.add('fresh');
+          rows.prepend(tr);
+          notice(note, 'Live: new events show on top as they are committed.');
+        }
+        if (!ctrl.signal.aborted) notice(note, 'The live tail ended; tick Live tail to follow again.', true);
+      } catch (e) {
+        if (!ctrl.signal.aborted) notice(note, `The live tail stopped: ${e.message}`, true);
+      }
+      if (live === ctrl) {
+        live = null;
+        liveBox.checked = false;
+      }
+    }
+
+    function stopLive() {
+      if (live) live.abort();
+      live = null;
+      liveBox.checked = false;
+    }
+
+    liveBox.addEventListener('change', () => {
+      if (!liveBox.checked) {
+        stopLive();
+        notice(note, '');
+        return;
+      }
+      if (!q) {
+        liveBox.checked = false;
+        return;
+      }
+      live = new AbortController();
+      follow(live);
+    });
+
+    // reread reads the first page again for new filters (control: what
+    // the user changed); a live tail follows from there with them.
+    async function reread(control) {
+      const wasLive = !!live;
+      stopLive();
+      const ok = await act(control, () => pages.reload(true), { since });
+      if (wasLive && ok) {
+        liveBox.checked = true;
+        live = new AbortController();
+        follow(live);
+      }
+    }
+
+    $('events-filters').addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      reread(ev.target.querySelector('button[type=submit]'));
+    });
+
+    return {
+      async open() {
+        try {
+          m = await model();
+          if (!q) {
+            const eventSel = `${m.eventLeaves} item { ${m.eventSel} }`;
+            q = {
+              list: `query AdminEvents($types: [${m.eventTypes}!], $since: ID, $after: Cursor) {
+  events(types: $types, since: $since, after: $after, first: ${pageSize}) {
+    pageInfo { hasNextPage endCursor }
+    edges { node { ${eventSel} } }
+  }
+}`,
+              tail: `subscription AdminEventTail($types: [${m.eventTypes}!], $after: ID) { itemEvents(types: $types, after: $after) { ${eventSel} } }`,
+            };
+          }
+          if (!typesBox.querySelector('input')) {
+            $('events-head').replaceChildren(...['When', 'Type', 'Item',
+              ...m.columns.filter((c) => c.kind === 'object').map((c) => S.label(c.field.name)), 'Event'].map((h) => el('th', { scope: 'col' }, h)),
+            el('th', { scope: 'col' }, el('span', { className: 'sr-only' }, 'Actions')));
+            for (const t of m.s.enumValues(m.eventTypes)) {
+              const id = `events-type-${t}`;
+              const box = el('input', { type: 'checkbox', id, value: t });
+              box.addEventListener('change', () => reread(box));
+              typesBox.append(box, el('label', { htmlFor: id }, t.toLowerCase()));
+            }
+          }
+          if (!live) await pages.reload(true);
+        } catch (e) {
+          notice(note, e.message, true);
+        }
+      },
+      reset() {
+        stopLive();
+        rows.replaceChildren();
+        since.value = '';
+        for (const c of typesBox.querySelectorAll('input')) c.checked = false;
+        pages.reset();
+        notice(note, '');
+      },
+    };
+  })();
+
   // Each page reads its first page when it is shown (one small query), and
   // forgets what it read when the session changes.
-  for (const [name, view] of Object.entries({ users, keys, webhooks, audit, backups, health })) pg.register(name, view);
+  for (const [name, view] of Object.entries({ browse: items, events, users, keys, webhooks, audit, backups, health })) pg.register(name, view);
 })();
