@@ -235,6 +235,11 @@ func (g *writeGate) commitOpen() int {
 		return 0
 	}
 	g.open = nil
+	if b.members == 0 { // its members all rolled back: nothing to write
+		b.err = b.tx.Rollback()
+		close(b.done)
+		return 0
+	}
 	b.err = b.tx.Commit()
 	close(b.done)
 	if b.err != nil {

@@ -89,9 +89,10 @@ func serverEnv(databaseURL string) []string {
 		switch name {
 		case "PATH", "HOME", "TMPDIR", "LANG":
 			env = append(env, kv)
-		case "EVENT_FLUSH_INTERVAL", "DATABASE_MAX_CONNS":
+		case "EVENT_FLUSH_INTERVAL", "DATABASE_MAX_CONNS", "DATABASE_BATCH_WINDOW":
 			// Settings a run may vary on purpose (the realtime row's
-			// batching; the PostgreSQL pool): the note should say so.
+			// batching; the PostgreSQL pool; SQLite's group commit): the note
+			// should say so.
 			env = append(env, kv)
 		}
 	}
