@@ -5,6 +5,7 @@ import (
 	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
 	"github.com/acme/itemsvc/ent/schema/entgql"
 
 	"github.com/acme/itemsvc/ent/privacy"
@@ -74,6 +75,16 @@ func (WebhookEndpoint) Edges() []ent.Edge {
 			Required().
 			Immutable(),
 		edge.To("deliveries", Delivery.Type),
+	}
+}
+
+// Indexes of the WebhookEndpoint: by owner, newest first, for an owner's
+// list and for the dispatcher, which looks up the endpoints of a batch's
+// owners and of the admins (internal/webhook fanOut); without it both read
+// every endpoint.
+func (WebhookEndpoint) Indexes() []ent.Index {
+	return []ent.Index{
+		index.Fields("user_id", "created_at", "id"),
 	}
 }
 

@@ -39,6 +39,7 @@ type options struct {
 	note             string
 	databaseURL      string        // BENCH_DATABASE_URL: PostgreSQL to run on instead of SQLite
 	pgLatency        time.Duration // the pgwrites row's delay each way between server and PostgreSQL
+	pgItems, pgUsers int           // the pgscale row's items and users at scale
 }
 
 func main() {
@@ -50,11 +51,13 @@ func main() {
 	flag.IntVar(&o.users, "users", 10, "seeded users, each with an API key")
 	flag.IntVar(&o.items, "items", 10000, "seeded items, spread over the users")
 	flag.IntVar(&o.scale, "scale", 100000, "items of the one more user whose list the rows at scale (…-100k) read")
-	flag.StringVar(&rows, "rows", strings.Join(append(rowNames(), "realtime", "pgwrites"), ","), "rows to run, comma-separated (realtime: 1,000 event stream subscribers, server only;\npgwrites: PostgreSQL creates through a delayed link and direct, at 8 and 64 connections, 32 owners and one)")
+	flag.StringVar(&rows, "rows", strings.Join(append(rowNames(), "realtime", "pgwrites", "pgscale"), ","), "rows to run, comma-separated (realtime: 1,000 event stream subscribers, server only;\npgwrites: PostgreSQL creates through a delayed link and direct, at 8 and 64 connections, 32 owners and one;\npgscale: PostgreSQL list, get, GraphQL list and create at -pg-items items against 10,000, schemas of their own seeded by COPY)")
 	flag.DurationVar(&o.pgLatency, "pg-latency", time.Millisecond, "pgwrites: delay each way of the link between server and PostgreSQL (1ms ≈ 2 ms round trip)")
+	flag.IntVar(&o.pgItems, "pg-items", 1_000_000, "pgscale: items at scale, a multiple of -pg-users")
+	flag.IntVar(&o.pgUsers, "pg-users", 10_000, "pgscale: users at scale, each with an API key and the same number of items")
 	flag.BoolVar(&o.write, "write", false, "record the run in BENCHMARKS.md as the current section of its set of rows (the runs it replaces become history lines)")
 	flag.StringVar(&o.out, "out", "BENCHMARKS.md", "file that -write records into")
-	flag.BoolVar(&o.keep, "keep", false, "keep the work folder (binaries, database, server logs)")
+	flag.BoolVar(&o.keep, "keep", false, "keep the work folder (binaries, database, server logs) and the pgscale row's PostgreSQL schemas")
 	flag.StringVar(&o.note, "note", "", "a remark recorded with the run (for example what else loaded the machine)")
 	flag.StringVar(&o.profile, "profile", "", "write the server's CPU and allocation profiles of each row into this folder\n(builds the server with -tags benchpprof; profiling slows the server, so its figures are not results)")
 	flag.Parse()
@@ -77,7 +80,8 @@ func main() {
 func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	realtime := slices.Contains(o.rows, "realtime")
 	pgWrites := slices.Contains(o.rows, "pgwrites")
-	selected, err := selectRows(slices.DeleteFunc(slices.Clone(o.rows), func(s string) bool { return s == "realtime" || s == "pgwrites" }))
+	pgScale := slices.Contains(o.rows, "pgscale")
+	selected, err := selectRows(slices.DeleteFunc(slices.Clone(o.rows), func(s string) bool { return s == "realtime" || s == "pgwrites" || s == "pgscale" }))
 	if err != nil {
 		return err
 	}
@@ -247,6 +251,13 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 			return fmt.Errorf("pgwrites: %w", err)
 		}
 		res.PGWrites = &pw
+	}
+	if pgScale {
+		ps, err := measurePGScale(ctx, db, bins.server, work, pin, o, progress)
+		if err != nil {
+			return fmt.Errorf("pgscale: %w", err)
+		}
+		res.PGScale = &ps
 	}
 	if wal != nil {
 		foot.WALMax = wal.finish()

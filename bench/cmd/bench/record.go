@@ -158,13 +158,13 @@ func (r recordedRun) dialect() string {
 }
 
 // names are the rows the run measured, in their order: the rows of its
-// table, then realtime and pgwrites if it ran them.
+// table, then realtime, pgwrites and pgscale if it ran them.
 func (r recordedRun) names() []string {
 	var names []string
 	for _, t := range r.tableRows() {
 		names = append(names, t.name)
 	}
-	for _, extra := range []string{"realtime", "pgwrites"} {
+	for _, extra := range []string{"realtime", "pgwrites", "pgscale"} {
 		if slices.ContainsFunc(r.body, func(l string) bool { return strings.HasPrefix(l, "- "+extra+": ") }) {
 			names = append(names, extra)
 		}
@@ -254,11 +254,13 @@ func (r recordedRun) tableRows() []recordedRow {
 var (
 	realtimeLine = regexp.MustCompile(`^- realtime: POST /v1/items with the \d+ subscribers connected: .* = (\S+) \(target [^)]*\): (\S+)$`)
 	pgWritesLine = regexp.MustCompile(`^- pgwrites: (\d+) owner\(s\): through the .* at 64 connections (\S+)× direct .*: (\S+)$`)
+	pgScaleLine  = regexp.MustCompile(`^- pgscale: (pg-\S+): .* = (\S+)× \(.*: (\S+)$`)
 )
 
 // headline sums the run up: each row's throughput ratio, the realtime
 // row's creates with the streams open against without, the pgwrites row's
-// creates through the link against direct, and each footprint line that
+// creates through the link against direct, the pgscale row's figures at
+// scale against the base, and each footprint line that
 // missed its target.
 func (r recordedRun) headline() string {
 	missed := func(verdict string) string {
@@ -282,6 +284,10 @@ func (r recordedRun) headline() string {
 			parts = append(parts, "pgwrites "+m[1]+" owner(s) "+m[2]+" × direct"+missed(m[3]))
 		} else if strings.HasPrefix(l, "- pgwrites: skipped") {
 			parts = append(parts, "pgwrites skipped")
+		} else if m := pgScaleLine.FindStringSubmatch(l); m != nil {
+			parts = append(parts, m[1]+" "+m[2]+" × 10k"+missed(m[3]))
+		} else if strings.HasPrefix(l, "- pgscale: skipped") {
+			parts = append(parts, "pgscale skipped")
 		} else if strings.HasPrefix(l, "- ") && strings.Contains(l, ": MISS)") {
 			label := strings.TrimPrefix(l, "- ")
 			if i := strings.IndexAny(label, "(:,"); i >= 0 {

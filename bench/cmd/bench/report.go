@@ -31,6 +31,7 @@ type runResult struct {
 	Rows     []rowResult
 	Realtime *realtimeResult // the realtime row, when it ran
 	PGWrites *pgWritesResult // the pgwrites row, when it ran
+	PGScale  *pgScaleResult  // the pgscale row, when it ran
 	Foot     footprint
 }
 
@@ -221,6 +222,10 @@ func printResult(w io.Writer, r runResult) {
 		fmt.Fprintln(w)
 		r.PGWrites.print(w, false)
 	}
+	if r.PGScale != nil {
+		fmt.Fprintln(w)
+		r.PGScale.print(w, false)
+	}
 	fmt.Fprintln(w, "\nEvery × ref is the server's figure divided by the reference's in the same turns; rows the reference does not run\n(GraphQL, at scale, traced) are divided by the server's figure on the row their target names, measured in turns with them\n(a traced row by the untraced server's).")
 }
 
@@ -297,6 +302,10 @@ func runMarkdown(r runResult, m machine) string {
 	}
 	if r.PGWrites != nil {
 		r.PGWrites.print(&b, true)
+		b.WriteString("\n")
+	}
+	if r.PGScale != nil {
+		r.PGScale.print(&b, true)
 		b.WriteString("\n")
 	}
 	for _, l := range append(r.Foot.lines(), r.tailLines()...) {

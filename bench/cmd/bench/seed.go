@@ -252,11 +252,8 @@ func insertItems(ctx context.Context, db *sql.DB, dialect string, owners []strin
 			return fmt.Errorf("insert items: %w", err)
 		}
 	}
-	// The item counters the server's hooks would have kept (the migration's
-	// backfill, on a database that has no items of its own).
-	if _, err := tx.ExecContext(ctx, `INSERT INTO item_counts (user_id, status, count) `+
-		`SELECT user_id, status, COUNT(*) FROM items GROUP BY user_id, status `+
-		`ON CONFLICT (user_id, status, slot) DO UPDATE SET count = excluded.count`); err != nil {
+	// The item counters the server's hooks would have kept.
+	if _, err := tx.ExecContext(ctx, countItemsSQL); err != nil {
 		return fmt.Errorf("count items: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -264,6 +261,13 @@ func insertItems(ctx context.Context, db *sql.DB, dialect string, owners []strin
 	}
 	return nil
 }
+
+// countItemsSQL fills the item counters from the items: what the server's
+// hooks would have kept (the migration's backfill, on a database that has no
+// items of its own).
+const countItemsSQL = `INSERT INTO item_counts (user_id, status, count) ` +
+	`SELECT user_id, status, COUNT(*) FROM items GROUP BY user_id, status ` +
+	`ON CONFLICT (user_id, status, slot) DO UPDATE SET count = excluded.count`
 
 // login exchanges each user's key for a token at the server (the reference
 // verifies the same tokens with the same secret), and finds the cursor of
