@@ -188,7 +188,7 @@ func sqliteDSN(path string, busy time.Duration) string {
 	params := url.Values{}
 	for _, p := range []string{"foreign_keys(1)", "journal_mode(WAL)", fmt.Sprintf("busy_timeout(%d)", busy.Milliseconds()), "synchronous(NORMAL)",
 		"wal_autocheckpoint(0)", fmt.Sprintf("journal_size_limit(%d)", journalSizeLimit),
-		fmt.Sprintf("cache_size(-%d)", pageCacheKiB)} {
+		fmt.Sprintf("cache_size(-%d)", pageCacheKiB), "temp_store(MEMORY)"} {
 		params.Add("_pragma", p)
 	}
 	params.Set("_txlock", "immediate")

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
+	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -17,6 +20,9 @@ type footprint struct {
 	ServerIdle, RefIdle     int64 // bytes, VmRSS
 	WALMax                  int64 // bytes, over the rows; -1: not SQLite
 	WALRows                 []string
+	// BatchRows is, per row of an SQLite run, how many transactions the
+	// server's commits held on average (group commit), from its /metrics.
+	BatchRows []string
 	// TracedIdle is the idle RSS of each traced server (traced.go), when
 	// a traced row ran.
 	TracedIdle []string
@@ -105,6 +111,9 @@ func (f footprint) lines() []string {
 		out = append(out, fmt.Sprintf("SQLite write-ahead log, largest during the rows (sampled every %s): %s MiB (target < %s MiB: %s); by row: %s",
 			walEvery, mib(f.WALMax), mib(maxWAL), verdict(f.WALMax < maxWAL), strings.Join(f.WALRows, ", ")))
 	}
+	if len(f.BatchRows) > 0 {
+		out = append(out, "SQLite group commit, transactions per commit of the server by row: "+strings.Join(f.BatchRows, ", "))
+	}
 	return out
 }
 
@@ -114,4 +123,29 @@ func verdict(ok bool) string {
 		return "ok"
 	}
 	return "MISS"
+}
+
+// batchCounts reads the server's SQLite commit counters from /metrics:
+// commits and the transactions they held (both 0 on PostgreSQL).
+func batchCounts(base string) (commits, txs float64) {
+	res, err := http.Get(base + "/metrics")
+	if err != nil {
+		return 0, 0
+	}
+	defer res.Body.Close()
+	sc := bufio.NewScanner(res.Body)
+	for sc.Scan() {
+		name, value, ok := strings.Cut(sc.Text(), " ")
+		if !ok {
+			continue
+		}
+		v, _ := strconv.ParseFloat(value, 64)
+		switch name {
+		case "itemsvc_sqlite_commits_total":
+			commits = v
+		case "itemsvc_sqlite_committed_transactions_total":
+			txs = v
+		}
+	}
+	return commits, txs
 }

@@ -228,12 +228,16 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		if wal != nil {
 			wal.take()
 		}
+		commits0, txs0 := batchCounts(srv.base)
 		ms, err := measureRow(ctx, cs, fx, o, prof)
 		if err != nil {
 			return fmt.Errorf("%s: %w", r.title, err)
 		}
 		if wal != nil {
 			foot.WALRows = append(foot.WALRows, r.name+" "+mib(wal.take()))
+		}
+		if commits1, txs1 := batchCounts(srv.base); commits1 > commits0 {
+			foot.BatchRows = append(foot.BatchRows, fmt.Sprintf("%s %.1f", r.name, (txs1-txs0)/(commits1-commits0)))
 		}
 		row.Server, row.Reference = ms[0], ms[1]
 		res.Rows = append(res.Rows, row)
