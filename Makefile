@@ -21,8 +21,8 @@ test:
 
 ## build: build the binary into bin/server: -trimpath, -ldflags='-s -w' (no symbol table or
 ## DWARF: panics still print file:line, debuggers see less), -tags nomsgpack (gin without its
-## MessagePack binding, which nothing here uses), -tags grpcnotrace (gRPC, of the OTLP trace
-## exporter, without golang.org/x/net/trace, whose html/template makes the linker keep every
+## MessagePack binding, which nothing here uses), -tags grpcnotrace (should gRPC be linked
+## again, without golang.org/x/net/trace, whose html/template makes the linker keep every
 ## exported method: cmd/server's TestNoReflectMethodMarking), CGO_ENABLED=0 (a static binary
 ## that maps no libc: the SQLite driver is pure Go, and the DNS resolver and os/user are Go's own)
 BUILDFLAGS ?= -trimpath -tags nomsgpack,grpcnotrace -ldflags='-s -w'

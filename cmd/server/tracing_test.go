@@ -3,10 +3,13 @@ package main
 import (
 	"context"
 	"encoding/hex"
+	"encoding/pem"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +18,7 @@ import (
 	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/acme/itemsvc/internal/testutil"
@@ -81,7 +85,9 @@ func (c *otlpCollector) named(name, trace string) []*tracepb.Span {
 
 // TestTracesOverOTLP runs the binary's serve with tracing switched on by
 // the OTEL_* variables alone, exporting over OTLP/HTTP, and then over
-// OTLP/gRPC, to a receiver in the test. A create carrying a traceparent, and the webhook delivery it
+// OTLP/gRPC, each in plain text and over TLS to a collector whose
+// certificate OTEL_EXPORTER_OTLP_CERTIFICATE names, to a receiver in the
+// test that decodes with OTLP's generated types. A create carrying a traceparent, and the webhook delivery it
 // causes, reach the receiver when the server stops (the batcher is set to
 // wait longer than the test: only the shutdown's flush sends them): the
 // request's span continuing the caller's trace, its SQL spans, the
@@ -89,26 +95,54 @@ func (c *otlpCollector) named(name, trace string) []*tracepb.Span {
 // traceparent the webhook receiver got; the request's log lines carry the
 // trace id.
 func TestTracesOverOTLP(t *testing.T) {
-	for _, protocol := range []string{"http/protobuf", "grpc"} {
-		t.Run(protocol, func(t *testing.T) {
+	for _, tc := range []struct {
+		name, protocol string
+		tls            bool
+	}{
+		{"http/protobuf", "http/protobuf", false},
+		{"grpc", "grpc", false},
+		{"http/protobuf over TLS", "http/protobuf", true},
+		{"grpc over TLS", "grpc", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
 			col := &otlpCollector{}
+			// The TLS collectors present httptest's certificate, which
+			// OTEL_EXPORTER_OTLP_CERTIFICATE makes the server trust.
+			tlsSrv := httptest.NewUnstartedServer(col)
 			var endpoint string
-			if protocol == "grpc" {
+			if tc.tls {
+				tlsSrv.StartTLS()
+				defer tlsSrv.Close()
+				ca := filepath.Join(t.TempDir(), "ca.pem")
+				if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: tlsSrv.Certificate().Raw}), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				t.Setenv("OTEL_EXPORTER_OTLP_CERTIFICATE", ca)
+				endpoint = tlsSrv.URL // https://127.0.0.1:…
+			}
+			if tc.protocol == "grpc" {
 				ln, err := net.Listen("tcp", "127.0.0.1:0")
 				if err != nil {
 					t.Fatal(err)
 				}
-				srv := grpc.NewServer()
+				var opts []grpc.ServerOption
+				if tc.tls {
+					opts = append(opts, grpc.Creds(credentials.NewServerTLSFromCert(&tlsSrv.TLS.Certificates[0])))
+				}
+				srv := grpc.NewServer(opts...)
 				collectortrace.RegisterTraceServiceServer(srv, col)
 				go srv.Serve(ln) //nolint:errcheck // ends with Stop
 				defer srv.Stop()
 				endpoint = "http://" + ln.Addr().String() // http: no TLS
-			} else {
+				if tc.tls {
+					endpoint = "https://" + ln.Addr().String()
+				}
+			} else if !tc.tls {
 				collector := httptest.NewServer(col)
 				defer collector.Close()
 				endpoint = collector.URL
 			}
-			t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", protocol)
+			t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", tc.protocol)
 			traceOneCreate(t, col, endpoint)
 		})
 	}

@@ -49,19 +49,47 @@ func Check(secret string) error {
 //go:embed words.txt
 var wordList string
 
-// words are the words a memorable secret is made of, and wordBits what
-// guessing one of them costs.
-var words, wordBits, longestWord = func() (map[string]bool, float64, int) {
-	m := map[string]bool{}
-	longest := 0
-	for _, line := range strings.Split(wordList, "\n") {
-		if w := strings.TrimSpace(line); w != "" && !strings.HasPrefix(w, "#") {
-			m[w] = true
-			longest = max(longest, len(w))
+// words is the list's words: its lines after the comments at its top,
+// sorted byte-wise, one a line (TestWordListSorted). isWord searches them
+// where they lie: a map of them was heap that every start allocated, for a
+// check the server makes once (docs/development.md, "Idle footprint").
+var words = func() string {
+	w := wordList
+	for strings.HasPrefix(w, "#") || strings.HasPrefix(w, "\n") {
+		_, w, _ = strings.Cut(w, "\n")
+	}
+	return w
+}()
+
+// wordBits is what guessing one word of the list costs; longestWord is the
+// length of its longest.
+var wordBits, longestWord = func() (float64, int) {
+	n, longest := 0, 0
+	for line := range strings.Lines(words) {
+		n++
+		longest = max(longest, len(strings.TrimSuffix(line, "\n")))
+	}
+	return math.Log2(float64(n)), longest
+}()
+
+// isWord reports whether w is a word of the list, by binary search of its
+// sorted lines.
+func isWord(w string) bool {
+	list := words
+	for list != "" {
+		start := strings.LastIndexByte(list[:len(list)/2], '\n') + 1
+		line, rest, _ := strings.Cut(list[start:], "\n")
+		switch {
+		case w == line:
+			return true
+		case w < line:
+			list = list[:start]
+		default:
+			list = rest
 		}
 	}
-	return m, math.Log2(float64(len(m))), longest
-}()
+	return false
+}
 
 // Strength is a crude estimate, in bits, of how hard s is to guess: the
 // cheapest description of s as a sequence of parts, each costing what
@@ -105,7 +133,7 @@ func Strength(s string) float64 {
 		}
 		// A word, alone or with a separator after it.
 		for l := 2; l <= longestWord && i+l <= n; l++ {
-			if !words[lower[i:i+l]] {
+			if !isWord(lower[i : i+l]) {
 				continue
 			}
 			b = min(b, wordBits+best[i+l])

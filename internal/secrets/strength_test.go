@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -79,5 +80,36 @@ func TestRandomSecretsPass(t *testing.T) {
 	}
 	if err := Check(strings.TrimSpace(string(raw))); err != nil {
 		t.Errorf("the key file a first start writes is refused: %v", err)
+	}
+}
+
+// TestWordListSorted holds words.txt to what isWord's binary search needs:
+// after the comments, lower-case words, one a line, sorted byte-wise
+// without repeats; and isWord finds each of them and nothing between.
+func TestWordListSorted(t *testing.T) {
+	lines := strings.Split(strings.TrimSuffix(words, "\n"), "\n")
+	if len(lines) < 100 {
+		t.Fatalf("%d words: the comments at the top were not skipped as expected", len(lines))
+	}
+	for i, w := range lines {
+		if w == "" || strings.TrimSpace(w) != w || strings.ToLower(w) != w || strings.HasPrefix(w, "#") {
+			t.Errorf("line %q: want one lower-case word", w)
+		}
+		if i > 0 && lines[i-1] >= w {
+			t.Errorf("%q after %q: want the words sorted byte-wise, each once", w, lines[i-1])
+		}
+		if !isWord(w) {
+			t.Errorf("isWord(%q) = false", w)
+		}
+		for _, near := range []string{w + "q", w[:len(w)-1] + "~", "0" + w} {
+			if isWord(near) && !slices.Contains(lines, near) {
+				t.Errorf("isWord(%q) = true, not in the list", near)
+			}
+		}
+	}
+	for _, w := range []string{"", "#", "a", "zzzz", "ab"} {
+		if isWord(w) != slices.Contains(lines, w) {
+			t.Errorf("isWord(%q) = %v", w, isWord(w))
+		}
 	}
 }

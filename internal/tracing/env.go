@@ -9,18 +9,15 @@ import (
 	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
 
 // Variables are the OTEL_* variables the server honours: those this
-// package reads (whether tracing is on, the protocol, the sampler, the
-// propagators), and those the OTLP exporters, the batcher and the resource
-// read themselves. docs/deploy.md describes each.
+// package reads (whether tracing is on, the exporter's, the sampler, the
+// propagators), and those the SDK's batcher and resource read themselves.
+// docs/deploy.md describes each.
 var Variables = []string{
 	"OTEL_SDK_DISABLED",
 	"OTEL_TRACES_EXPORTER",
@@ -103,12 +100,12 @@ func fromEnv(ctx context.Context, lookup func(string) (string, bool)) (*Tracing,
 	if protocol == "" {
 		protocol = get("OTEL_EXPORTER_OTLP_PROTOCOL")
 	}
-	var client otlptrace.Client
+	var exp *otlpExporter
 	switch protocol {
-	case "", "http/protobuf":
-		client = otlptracehttp.NewClient()
-	case "grpc":
-		client = otlptracegrpc.NewClient()
+	case "", "http/protobuf", "grpc":
+		cfg, err := otlpConfigFrom(protocol == "grpc", get)
+		errs = append(errs, err)
+		exp = newOTLPExporter(cfg)
 	default:
 		errs = append(errs, fmt.Errorf("OTEL_EXPORTER_OTLP_PROTOCOL: want http/protobuf or grpc, got %q", protocol))
 	}
@@ -123,12 +120,8 @@ func fromEnv(ctx context.Context, lookup func(string) (string, bool)) (*Tracing,
 	if err != nil {
 		return nil, fmt.Errorf("OTEL_RESOURCE_ATTRIBUTES: %w", err)
 	}
-	// The exporter connects lazily: a collector that is down costs spans,
-	// never the start of the server.
-	exp, err := otlptrace.New(ctx, client)
-	if err != nil {
-		return nil, fmt.Errorf("OTLP trace exporter: %w", err)
-	}
+	// The exporter connects at its first export: a collector that is down
+	// costs spans, never the start of the server.
 	return New(Options{
 		Processor:  sdktrace.NewBatchSpanProcessor(exp), // OTEL_BSP_* tune it
 		Sampler:    sampler,

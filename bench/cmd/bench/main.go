@@ -51,7 +51,7 @@ func main() {
 	flag.IntVar(&o.users, "users", 10, "seeded users, each with an API key")
 	flag.IntVar(&o.items, "items", 10000, "seeded items, spread over the users")
 	flag.IntVar(&o.scale, "scale", 100000, "items of the one more user whose list the rows at scale (…-100k) read")
-	flag.StringVar(&rows, "rows", strings.Join(append(rowNames(), "realtime", "pgwrites", "pgscale"), ","), "rows to run, comma-separated (realtime: 1,000 event stream subscribers, server only;\npgwrites: PostgreSQL creates through a delayed link and direct, at 8 and 64 connections, 32 owners and one;\npgscale: PostgreSQL list, get, GraphQL list and create at -pg-items items against 10,000, schemas of their own seeded by COPY)")
+	flag.StringVar(&rows, "rows", strings.Join(append(rowNames(), "realtime", "pgwrites", "pgscale", "sizes"), ","), "rows to run, comma-separated (realtime: 1,000 event stream subscribers, server only;\npgwrites: PostgreSQL creates through a delayed link and direct, at 8 and 64 connections, 32 owners and one;\npgscale: PostgreSQL list, get, GraphQL list and create at -pg-items items against 10,000, schemas of their own seeded by COPY;\nsizes: the first page of an owner of 20,000 items against one of -items/-users, one request at a time)")
 	flag.DurationVar(&o.pgLatency, "pg-latency", time.Millisecond, "pgwrites: delay each way of the link between server and PostgreSQL (1ms ≈ 2 ms round trip)")
 	flag.IntVar(&o.pgItems, "pg-items", 1_000_000, "pgscale: items at scale, a multiple of -pg-users")
 	flag.IntVar(&o.pgUsers, "pg-users", 10_000, "pgscale: users at scale, each with an API key and the same number of items")
@@ -81,7 +81,10 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	realtime := slices.Contains(o.rows, "realtime")
 	pgWrites := slices.Contains(o.rows, "pgwrites")
 	pgScale := slices.Contains(o.rows, "pgscale")
-	selected, err := selectRows(slices.DeleteFunc(slices.Clone(o.rows), func(s string) bool { return s == "realtime" || s == "pgwrites" || s == "pgscale" }))
+	sizes := slices.Contains(o.rows, "sizes")
+	selected, err := selectRows(slices.DeleteFunc(slices.Clone(o.rows), func(s string) bool {
+		return s == "realtime" || s == "pgwrites" || s == "pgscale" || s == "sizes"
+	}))
 	if err != nil {
 		return err
 	}
@@ -133,7 +136,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	}
 	progress("seeding %s: %d users, %d items; %d items of one more user", db.dialect, o.users, o.items, scale)
 	t0 := time.Now()
-	fx, err := seed(ctx, bins.server, env, db, o.users, o.items, scale)
+	fx, err := seed(ctx, bins.server, env, db, o.users, o.items, scale, sizes)
 	if err != nil {
 		return err
 	}
@@ -263,6 +266,15 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		}
 		res.PGScale = &ps
 	}
+	var sizesLine string
+	if sizes {
+		progress("sizes: the first page of owners of %d and %d items, one request at a time", len(fx.items[0]), sizesItems)
+		sz, err := measureSizes(ctx, srv.base, fx)
+		if err != nil {
+			return fmt.Errorf("sizes: %w", err)
+		}
+		sizesLine = sz.line()
+	}
 	if wal != nil {
 		foot.WALMax = wal.finish()
 	}
@@ -272,6 +284,9 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	res.Foot = foot
 	res.finish()
 	printResult(stdout, res)
+	if sizesLine != "" {
+		fmt.Fprintln(stdout, "\n"+sizesLine)
+	}
 	if prof != nil {
 		fmt.Fprintf(stdout, "\nprofiles of the server in %s (profiling slowed it: the figures above are not results); read them with\n  go tool pprof -top %s\n",
 			o.profile, filepath.Join(o.profile, "<row>.cpu.*.pprof"))

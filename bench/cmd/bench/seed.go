@@ -115,6 +115,10 @@ type fixture struct {
 	// no such row runs).
 	big      bigUser
 	bigItems int
+
+	// sizes is the sizes row's owner of many items (sizes.go), nil when
+	// that row does not run.
+	sizes *sizesUser
 }
 
 // bigUser is the one user of the rows at scale.
@@ -131,7 +135,7 @@ type bigUser struct {
 //
 // The items are written in SQL, past ent and its hooks: what the hooks keep
 // beside the items (the per-owner counters) is filled by insertItems too.
-func seed(ctx context.Context, server string, env []string, db *database, users, items, scale int) (*fixture, error) {
+func seed(ctx context.Context, server string, env []string, db *database, users, items, scale int, sizes bool) (*fixture, error) {
 	runServer := func(args ...string) (string, error) {
 		cmd := exec.CommandContext(ctx, server, args...)
 		cmd.Env = env
@@ -191,6 +195,11 @@ func seed(ctx context.Context, server string, env []string, db *database, users,
 			return nil, err
 		}
 		fx.bigItems = scale
+	}
+	if sizes {
+		if err := seedSizes(ctx, db, runServer, fx); err != nil {
+			return nil, err
+		}
 	}
 	return fx, nil
 }
