@@ -422,7 +422,11 @@ func (f restField) schema(t *gen.Type, types []*gen.Type, response bool) *object
 	}
 	if f.ent.Nillable {
 		if ref, ok := s.get("$ref"); ok {
-			s = newObject().set("anyOf", []any{newObject().set("$ref", ref), newObject().set("type", "null")})
+			n := newObject().set("anyOf", []any{newObject().set("$ref", ref), newObject().set("type", "null")})
+			if d, ok := s.get("description"); ok {
+				n.set("description", d)
+			}
+			s = n
 		} else {
 			s.set("type", []any{f.jsonType(), "null"})
 		}

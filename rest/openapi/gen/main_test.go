@@ -131,6 +131,8 @@ func TestAddedFieldAppears(t *testing.T) {
 			Annotations: gen.Annotations{"EntGQL": map[string]any{"OrderField": "RANK"}, "API": api.Filter("Only items of this rank.")}},
 		// An immutable, nullable one: shown, taken back unchanged on update.
 		&gen.Field{Name: "origin", Type: str, Immutable: true, Optional: true, Nillable: true},
+		// A nullable time: a Timestamp or null.
+		&gen.Field{Name: "archived_at", Type: &field.TypeInfo{Type: field.TypeTime}, Optional: true, Nillable: true},
 		// A hidden one: nowhere.
 		&gen.Field{Name: "secret", Type: str, Annotations: gen.Annotations{"API": api.Hidden()}},
 	)
@@ -167,6 +169,9 @@ func TestAddedFieldAppears(t *testing.T) {
 	}
 	if got := mustJSON(t, props("Item")["origin"]); got["type"] == nil || len(got["type"].([]any)) != 2 {
 		t.Errorf("Item.origin = %v, want a nullable string", got)
+	}
+	if got, _ := json.Marshal(props("Item")["archived_at"]); string(got) != `{"anyOf":[{"$ref":"#/components/schemas/Timestamp"},{"type":"null"}]}` {
+		t.Errorf("Item.archived_at = %s, want a Timestamp or null", got)
 	}
 	if _, ok := props("ItemCreate")["color"]; !ok || !slices.Contains(required("ItemCreate"), "color") {
 		t.Error("ItemCreate does not require color")
