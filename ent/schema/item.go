@@ -6,6 +6,7 @@ import (
 	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
+	"github.com/acme/itemsvc/ent/schema/api"
 	"github.com/acme/itemsvc/ent/schema/entgql"
 	"github.com/acme/itemsvc/ent/schema/named"
 
@@ -32,25 +33,30 @@ func (Item) Mixin() []ent.Mixin {
 func (Item) Fields() []ent.Field {
 	return []ent.Field{
 		named.Validate(field.String("name"), named.NotEmpty).
-			Annotations(entgql.OrderField("NAME")),
+			Comment("1–200 characters after trimming.").
+			Annotations(entgql.OrderField("NAME"), api.Length(1, 200), api.Trimmed()),
 		field.Text("description").
-			Default(""),
+			Default("").
+			Annotations(api.Length(0, 5000)),
 		field.Enum("status").
 			Values("active", "archived").
 			Default("active").
 			// Named here because gqlgen.yml binds the enum (ent/entc.go
 			// keeps @goModel out of the schema), and entgql would then
 			// prefix the name twice (ItemItemStatus).
-			Annotations(entgql.OrderField("STATUS"), entgql.Type("ItemStatus")),
+			// REST sorts by the indexed fields only (Indexes).
+			Annotations(entgql.OrderField("STATUS"), entgql.Type("ItemStatus"),
+				api.NoSort(), api.Filter("Only items in this status.")),
 		field.String("user_id").
-			Immutable(),
+			Immutable().
+			Annotations(api.Filter("Only items of this owner; non-admins may name only themselves (else 403).")),
 		// version moves by one on every change (itemVersion), so it, not
 		// updated_at's precision, tells one state of an item from the
 		// next: it is the item's ETag (internal/service/etag.go). Not in
 		// any API body and not settable: GraphQL shows it as Item.etag.
 		field.Int("version").
 			Default(1).
-			Annotations(entgql.Skip()),
+			Annotations(entgql.Skip(), api.Hidden()),
 	}
 }
 

@@ -1710,6 +1710,9 @@ type Item implements Node {
   id: ID!
   createdAt: Time!
   updatedAt: Time!
+  """
+  1–200 characters after trimming.
+  """
   name: String!
   description: String!
   status: ItemStatus!
