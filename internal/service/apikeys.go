@@ -544,9 +544,9 @@ func (s *Service) revokeKey(ctx context.Context, tx *ent.Tx, k *ent.APIKey) (*en
 // ParseKeyListParams reads the query of GET /keys: user_id, cursor (a
 // next_cursor of this list) and limit (1..100, default 20).
 func ParseKeyListParams(q url.Values) (KeyListParams, error) {
-	p := KeyListParams{Limit: DefaultLimit}
+	p := KeyListParams{Limit: DefaultPageSize}
 	var err error
-	if p.Limit, err = intParam(q, "limit", DefaultLimit, 1, MaxLimit); err != nil {
+	if p.Limit, err = intParam(q, "limit", DefaultPageSize, 1, MaxPageSize); err != nil {
 		return p, err
 	}
 	p.UserID, _ = param(q, "user_id")

@@ -135,7 +135,7 @@ type AuditPage struct {
 func ParseAuditParams(q url.Values) (AuditParams, error) {
 	var p AuditParams
 	var err error
-	if p.Limit, err = intParam(q, "limit", DefaultLimit, 1, MaxLimit); err != nil {
+	if p.Limit, err = intParam(q, "limit", DefaultPageSize, 1, MaxPageSize); err != nil {
 		return p, err
 	}
 	if v, ok := param(q, "cursor"); ok {

@@ -47,9 +47,9 @@ func (p EventListParams) names() (after, before string) {
 
 // ParseEventListParams reads and checks the query of GET /events.
 func ParseEventListParams(q url.Values) (EventListParams, error) {
-	p := EventListParams{Limit: DefaultLimit}
+	p := EventListParams{Limit: DefaultPageSize}
 	var err error
-	if p.Limit, err = intParam(q, "limit", DefaultLimit, 1, MaxLimit); err != nil {
+	if p.Limit, err = intParam(q, "limit", DefaultPageSize, 1, MaxPageSize); err != nil {
 		return p, err
 	}
 	if v, ok := param(q, "type"); ok {

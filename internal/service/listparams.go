@@ -13,11 +13,14 @@ import (
 	"github.com/acme/itemsvc/internal/apperr"
 )
 
-// List bounds and defaults (DESIGN §3).
+// Page bounds of every list, on both APIs (DESIGN §3), set here only: REST's
+// limit and GraphQL's first and last default to DefaultPageSize and go up
+// to MaxPageSize, so that neither the database nor GraphQL's cost estimate
+// meets an unbounded list; REST's page numbers go up to MaxPage.
 const (
-	DefaultLimit = 20
-	MaxLimit     = 100
-	maxPage      = math.MaxInt32
+	DefaultPageSize = 20
+	MaxPageSize     = 100
+	MaxPage         = math.MaxInt32
 )
 
 // ListParams select one page of items.
@@ -44,12 +47,12 @@ var sortFields = map[string]string{
 // defaults. A cursor must come from a list of the same sort and order, and
 // page may then only be absent or 1.
 func ParseListParams(q url.Values) (ListParams, error) {
-	p := ListParams{Page: 1, Limit: DefaultLimit, Sort: "created_at", Desc: true}
+	p := ListParams{Page: 1, Limit: DefaultPageSize, Sort: "created_at", Desc: true}
 	var err error
-	if p.Page, err = intParam(q, "page", 1, 1, maxPage); err != nil {
+	if p.Page, err = intParam(q, "page", 1, 1, MaxPage); err != nil {
 		return p, err
 	}
-	if p.Limit, err = intParam(q, "limit", DefaultLimit, 1, MaxLimit); err != nil {
+	if p.Limit, err = intParam(q, "limit", DefaultPageSize, 1, MaxPageSize); err != nil {
 		return p, err
 	}
 	if v, ok := param(q, "status"); ok {

@@ -68,10 +68,10 @@ type DeliveryPage struct {
 
 // ParsePageParams reads page and limit of a plain list (DESIGN §3 bounds).
 func ParsePageParams(q url.Values) (page, limit int, err error) {
-	if page, err = intParam(q, "page", 1, 1, maxPage); err != nil {
+	if page, err = intParam(q, "page", 1, 1, MaxPage); err != nil {
 		return 0, 0, err
 	}
-	if limit, err = intParam(q, "limit", DefaultLimit, 1, MaxLimit); err != nil {
+	if limit, err = intParam(q, "limit", DefaultPageSize, 1, MaxPageSize); err != nil {
 		return 0, 0, err
 	}
 	return page, limit, nil
