@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"slices"
 	"strings"
 
@@ -128,33 +127,6 @@ type AuditPage struct {
 	Next   *Keyset
 	More   bool
 	Total  int
-}
-
-// ParseAuditParams reads and checks the query of GET /v1/audit: limit,
-// cursor, actor_id and action.
-func ParseAuditParams(q url.Values) (AuditParams, error) {
-	var p AuditParams
-	var err error
-	if p.Limit, err = intParam(q, "limit", DefaultPageSize, 1, MaxPageSize); err != nil {
-		return p, err
-	}
-	if v, ok := param(q, "cursor"); ok {
-		if p.After, err = ParseKeyset("cursor", "aud_", v); err != nil {
-			return p, err
-		}
-	}
-	if v, ok := param(q, "actor_id"); ok {
-		if err := CheckAuditActor("actor_id", v); err != nil {
-			return p, err
-		}
-		p.ActorID = v
-	}
-	if v, ok := param(q, "action"); ok {
-		if p.Action, err = ParseAuditAction("action", v); err != nil {
-			return p, err
-		}
-	}
-	return p, nil
 }
 
 // CheckAuditActor refuses, naming field, an actor filter that is not a

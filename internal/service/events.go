@@ -3,7 +3,6 @@ package service
 import (
 	"context"
 	"errors"
-	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -43,29 +42,6 @@ func (p EventListParams) names() (after, before string) {
 		before = "cursor"
 	}
 	return after, before
-}
-
-// ParseEventListParams reads and checks the query of GET /events.
-func ParseEventListParams(q url.Values) (EventListParams, error) {
-	p := EventListParams{Limit: DefaultPageSize}
-	var err error
-	if p.Limit, err = intParam(q, "limit", DefaultPageSize, 1, MaxPageSize); err != nil {
-		return p, err
-	}
-	if v, ok := param(q, "type"); ok {
-		if p.Types, err = ParseEventTypes("type", strings.Split(v, ",")); err != nil {
-			return p, err
-		}
-	}
-	for name, dst := range map[string]*string{"after": &p.After, "cursor": &p.Before} {
-		if v, ok := param(q, name); ok {
-			if err := CheckEventID(name, v); err != nil {
-				return p, err
-			}
-			*dst = v
-		}
-	}
-	return p, nil
 }
 
 // CheckEventID refuses, naming field, a cursor that is not an event id.
