@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"context"
 	"fmt"
 	"net/url"
 	"slices"
@@ -158,13 +159,13 @@ func parseAuditParams(q url.Values) (service.AuditParams, error) {
 		return p, err
 	}
 	if v, ok := param(q, "actor_id"); ok {
-		if err := service.CheckAuditActor("actor_id", v); err != nil {
+		if err := service.CheckAuditActor(v); err != nil {
 			return p, err
 		}
 		p.ActorID = v
 	}
 	if v, ok := param(q, "action"); ok {
-		if p.Action, err = service.ParseAuditAction("action", v); err != nil {
+		if p.Action, err = service.ParseAuditAction(v); err != nil {
 			return p, err
 		}
 	}
@@ -172,8 +173,9 @@ func parseAuditParams(q url.Values) (service.AuditParams, error) {
 }
 
 // parseEventListParams reads the query of GET /events: limit, type (a
-// comma-separated list), after and cursor (event ids).
-func parseEventListParams(q url.Values) (service.EventListParams, error) {
+// comma-separated list), after and cursor (event ids, which the service
+// resolves to places in the feed once both are well-formed).
+func parseEventListParams(ctx context.Context, svc *service.Service, q url.Values) (service.EventListParams, error) {
 	var p service.EventListParams
 	var err error
 	if p.Limit, err = parseLimit(q); err != nil {
@@ -184,12 +186,22 @@ func parseEventListParams(q url.Values) (service.EventListParams, error) {
 			return p, err
 		}
 	}
-	for name, dst := range map[string]*string{"after": &p.After, "cursor": &p.Before} {
-		if v, ok := param(q, name); ok {
-			if err := service.CheckEventID(name, v); err != nil {
+	cursors := []struct {
+		name string
+		dst  **service.EventCursor
+	}{{"after", &p.After}, {"cursor", &p.Before}}
+	for _, c := range cursors {
+		if v, ok := param(q, c.name); ok {
+			if err := service.CheckEventID(c.name, v); err != nil {
 				return p, err
 			}
-			*dst = v
+		}
+	}
+	for _, c := range cursors {
+		if v, ok := param(q, c.name); ok {
+			if *c.dst, err = svc.EventCursor(ctx, c.name, v); err != nil {
+				return p, err
+			}
 		}
 	}
 	return p, nil

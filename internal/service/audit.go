@@ -129,17 +129,17 @@ type AuditPage struct {
 	Total  int
 }
 
-// CheckAuditActor refuses, naming field, an actor filter that is not a
-// user id: no record could match it.
-func CheckAuditActor(field, id string) error {
+// CheckAuditActor refuses an actor filter (actor_id) that is not a user
+// id: no record could match it.
+func CheckAuditActor(id string) error {
 	if !pulid.Valid("user_", id) {
-		return apperr.Validation(field, "must be a user id (user_…)")
+		return apperr.Validation("actor_id", "must be a user id (user_…)")
 	}
 	return nil
 }
 
-// ParseAuditAction checks an action filter named by field.
-func ParseAuditAction(field, v string) (AuditAction, error) {
+// ParseAuditAction checks an action filter (action).
+func ParseAuditAction(v string) (AuditAction, error) {
 	if a := AuditAction(v); a.Valid() {
 		return a, nil
 	}
@@ -147,7 +147,7 @@ func ParseAuditAction(field, v string) (AuditAction, error) {
 	for i, a := range AuditActions {
 		names[i] = string(a)
 	}
-	return "", apperr.Validation(field, "must be one of: "+strings.Join(names, ", "))
+	return "", apperr.Validation("action", "must be one of: "+strings.Join(names, ", "))
 }
 
 // ListAudit returns one page of the audit trail, newest first: admins

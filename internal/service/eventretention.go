@@ -18,21 +18,6 @@ func (s *Service) checkCursor(field, id string) error {
 	return nil
 }
 
-// checkCursors is checkCursor for both cursors of the events page: after
-// and the page cursor.
-func (s *Service) checkCursors(p EventListParams) error {
-	after, before := p.names()
-	for _, c := range [...]struct{ field, id string }{{after, p.After}, {before, p.Before}} {
-		if c.id == "" {
-			continue
-		}
-		if err := s.checkCursor(c.field, c.id); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // withinWindow keeps a feed's query to the history kept: an older event
 // that stays only because a webhook endpoint is still owed it is not part
 // of the feed, whose cursors from before it are expired anyway.

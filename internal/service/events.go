@@ -18,30 +18,45 @@ import (
 // EventTypes are the types of item events, in the order the docs list them.
 var EventTypes = []string{schema.EventItemCreated, schema.EventItemUpdated, schema.EventItemDeleted}
 
-// EventListParams select one page of GET /events, newest first.
+// EventListParams select one page of the event feed, newest first.
 type EventListParams struct {
 	Types []string // empty: all
-	// After keeps the events committed after this one (evt_…): what a
-	// client missed since it last looked.
-	After string
+	// After keeps the events committed after this one: what a client
+	// missed since it last looked.
+	After *EventCursor
 	// Before is the page cursor: the events committed before this one.
-	Before string
+	Before *EventCursor
 	Limit  int
-	// AfterName and BeforeName are what the caller's request calls After
-	// and Before, for its errors: REST's after and cursor when empty.
-	AfterName, BeforeName string
 }
 
-// names are the request's names of After and Before.
-func (p EventListParams) names() (after, before string) {
-	after, before = p.AfterName, p.BeforeName
-	if after == "" {
-		after = "after"
+// EventCursor is an event the viewer may see, as a place in the feed that
+// a page starts after or before. The transport that reads a request's
+// event ids resolves each with Service.EventCursor.
+type EventCursor struct {
+	pos events.Position
+}
+
+// EventCursor resolves the event id a request names in field, the
+// request's own name for it (REST's after and cursor are GraphQL's since
+// and after: each transport names its argument, as it does to CheckEventID).
+// An id that is no event id, or names no event the viewer may see, is
+// VALIDATION_ERROR; one older than the history kept CURSOR_EXPIRED, even if
+// its event is still there.
+func (s *Service) EventCursor(ctx context.Context, field, id string) (*EventCursor, error) {
+	if _, err := requireViewer(ctx); err != nil {
+		return nil, err
 	}
-	if before == "" {
-		before = "cursor"
+	if err := CheckEventID(field, id); err != nil {
+		return nil, err
 	}
-	return after, before
+	if err := s.checkCursor(field, id); err != nil {
+		return nil, err
+	}
+	pos, err := s.eventPosition(ctx, field, id)
+	if err != nil {
+		return nil, err
+	}
+	return &EventCursor{pos: pos}, nil
 }
 
 // CheckEventID refuses, naming field, a cursor that is not an event id.
@@ -81,24 +96,12 @@ func (s *Service) ListEvents(ctx context.Context, p EventListParams) (EventPage,
 	if len(p.Types) > 0 {
 		q.Where(event.TypeIn(p.Types...))
 	}
-	if err := s.checkCursors(p); err != nil {
-		return EventPage{}, err
-	}
 	s.withinWindow(q)
-	afterName, beforeName := p.names()
-	if p.After != "" {
-		pos, err := s.eventPosition(ctx, afterName, p.After)
-		if err != nil {
-			return EventPage{}, err
-		}
-		q.Where(events.After(pos))
+	if p.After != nil {
+		q.Where(events.After(p.After.pos))
 	}
-	if p.Before != "" {
-		pos, err := s.eventPosition(ctx, beforeName, p.Before)
-		if err != nil {
-			return EventPage{}, err
-		}
-		q.Where(events.Before(pos))
+	if p.Before != nil {
+		q.Where(events.Before(p.Before.pos))
 	}
 	rows, err := q.All(ctx)
 	if err != nil {
