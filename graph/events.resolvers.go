@@ -30,6 +30,16 @@ func (r *queryResolver) Events(ctx context.Context, types []model.ItemEventType,
 		return nil, CursorError("after")
 	}
 	if since != nil {
+		if err := r.svc.CheckEventCursor(ctx, "since", *since); err != nil {
+			return nil, err
+		}
+	}
+	if after != nil {
+		if err := r.svc.CheckEventCursor(ctx, "after", after.ID); err != nil {
+			return nil, err
+		}
+	}
+	if since != nil {
 		if p.After, err = r.svc.EventCursor(ctx, "since", *since); err != nil {
 			return nil, err
 		}

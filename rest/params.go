@@ -190,10 +190,13 @@ func parseEventListParams(ctx context.Context, svc *service.Service, q url.Value
 		name string
 		dst  **service.EventCursor
 	}{{"after", &p.After}, {"cursor", &p.Before}}
-	for _, c := range cursors {
-		if v, ok := param(q, c.name); ok {
-			if err := service.CheckEventID(c.name, v); err != nil {
-				return p, err
+	expired := func(field, id string) error { return svc.CheckEventCursor(ctx, field, id) }
+	for _, check := range []func(field, id string) error{service.CheckEventID, expired} {
+		for _, c := range cursors {
+			if v, ok := param(q, c.name); ok {
+				if err := check(c.name, v); err != nil {
+					return p, err
+				}
 			}
 		}
 	}

@@ -41,7 +41,10 @@ type EventCursor struct {
 // and after: each transport names its argument, as it does to CheckEventID).
 // An id that is no event id, or names no event the viewer may see, is
 // VALIDATION_ERROR; one older than the history kept CURSOR_EXPIRED, even if
-// its event is still there.
+// its event is still there. A transport reading two ids checks both
+// (CheckEventID, then CheckEventCursor) before it resolves either, so that
+// which error a request with two bad ids gets does not depend on the order
+// it resolves them in.
 func (s *Service) EventCursor(ctx context.Context, field, id string) (*EventCursor, error) {
 	if _, err := requireViewer(ctx); err != nil {
 		return nil, err
@@ -49,7 +52,7 @@ func (s *Service) EventCursor(ctx context.Context, field, id string) (*EventCurs
 	if err := CheckEventID(field, id); err != nil {
 		return nil, err
 	}
-	if err := s.checkCursor(field, id); err != nil {
+	if err := s.CheckEventCursor(ctx, field, id); err != nil {
 		return nil, err
 	}
 	pos, err := s.eventPosition(ctx, field, id)
@@ -188,7 +191,7 @@ func (s *Service) SubscribeEvents(ctx context.Context, p StreamParams) (*Stream,
 		if !pulid.Valid("evt_", p.After) {
 			return nil, apperr.Validation("after", "must be an event id (evt_…)")
 		}
-		if err := s.checkCursor("after", p.After); err != nil {
+		if err := s.CheckEventCursor(ctx, "after", p.After); err != nil {
 			return nil, err
 		}
 		if f.After, err = s.eventPosition(ctx, "after", p.After); err != nil {
