@@ -210,8 +210,9 @@ func nonNullConnections(_ *gen.Graph, s *ast.Schema) error {
 
 // Page arguments of every connection, in REST's words for limit: entgql
 // describes first and last as "Returns the first _n_ elements from the list."
-// The bounds are graph/pagination.go's (DefaultPageSize, MaxPageSize);
-// graph/server's TestPageArgsDescribed holds these words to them.
+// The bounds are the service's (DefaultPageSize, MaxPageSize in
+// internal/service/listparams.go); graph/server's TestPageArgsDescribed
+// holds these words to them.
 const (
 	firstDescription = "The size of the page counted from its start (after the cursor after, if given): " +
 		"a whole number from 0 to 100. Without first and last, the page holds the first 20."

@@ -26,7 +26,7 @@ func auditParams(ctx context.Context, actorID *string, action *model.AuditAction
 	}
 	p := service.AuditParams{Limit: pp.Limit, After: pp.After, Count: selects(ctx, step{totalCountField, "AuditEventConnection"})}
 	if actorID != nil {
-		if err := service.CheckAuditActor("actorID", *actorID); err != nil {
+		if err := service.CheckAuditActor(*actorID); err != nil {
 			return p, err
 		}
 		p.ActorID = *actorID

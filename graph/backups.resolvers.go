@@ -43,7 +43,7 @@ func (r *queryResolver) Backups(ctx context.Context) ([]*resource.Backup, error)
 
 // Backup is the resolver for the backup field.
 func (r *queryResolver) Backup(ctx context.Context, name string) (*resource.Backup, error) {
-	b, err := r.svc.GetBackup(ctx, "name", name)
+	b, err := r.svc.GetBackup(ctx, name)
 	if err != nil {
 		return nil, err
 	}

@@ -17,7 +17,7 @@ func ifMatchArg(v *string) (service.Precondition, error) {
 	if *v == "" {
 		return service.Precondition{}, apperr.Validation("ifMatch", `must be "*" or one or more Item.etag values`)
 	}
-	return service.ParseIfMatch("ifMatch", *v)
+	return service.ParseIfMatch(*v)
 }
 
 // itemETag is Item.etag. The item of an itemEvents event is rebuilt from the

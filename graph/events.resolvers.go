@@ -20,18 +20,34 @@ func (r *queryResolver) Events(ctx context.Context, types []model.ItemEventType,
 	if err != nil {
 		return nil, err
 	}
-	p := service.EventListParams{Types: eventTypeValues(types), Limit: *first, AfterName: "since", BeforeName: "after"}
+	p := service.EventListParams{Types: eventTypeValues(types), Limit: *first}
 	if since != nil {
 		if err := service.CheckEventID("since", *since); err != nil {
 			return nil, err
 		}
-		p.After = *since
+	}
+	if after != nil && (after.Value != nil || service.CheckEventID("after", after.ID) != nil) {
+		return nil, CursorError("after")
+	}
+	if since != nil {
+		if err := r.svc.CheckEventCursor(ctx, "since", *since); err != nil {
+			return nil, err
+		}
 	}
 	if after != nil {
-		if after.Value != nil || service.CheckEventID("after", after.ID) != nil {
-			return nil, CursorError("after")
+		if err := r.svc.CheckEventCursor(ctx, "after", after.ID); err != nil {
+			return nil, err
 		}
-		p.Before = after.ID
+	}
+	if since != nil {
+		if p.After, err = r.svc.EventCursor(ctx, "since", *since); err != nil {
+			return nil, err
+		}
+	}
+	if after != nil {
+		if p.Before, err = r.svc.EventCursor(ctx, "after", after.ID); err != nil {
+			return nil, err
+		}
 	}
 	page, err := r.svc.ListEvents(ctx, p)
 	if err != nil {

@@ -1,46 +1,12 @@
 package graph
 
 import (
-	"errors"
 	"strings"
 
 	"github.com/acme/itemsvc/graph/model"
-	"github.com/acme/itemsvc/internal/apperr"
 	"github.com/acme/itemsvc/internal/resource"
 	"github.com/acme/itemsvc/internal/service"
 )
-
-// keyFieldNames are GraphQL's names of the key fields the service names in
-// REST's words in its VALIDATION_ERRORs.
-var keyFieldNames = map[string]string{
-	"expires_at":            "expiresAt",
-	"user_id":               "userID",
-	"rate_limit_per_minute": "rateLimitPerMinute",
-	"rate_limit_per_hour":   "rateLimitPerHour",
-}
-
-// keyError renames the field of a key VALIDATION_ERROR to the input's
-// name of it, keeping its other details (the cap's limit); any other
-// error passes as it is.
-func keyError(err error) error {
-	var e *apperr.Error
-	if !errors.As(err, &e) || e.Code != apperr.CodeValidation {
-		return err
-	}
-	field, _ := e.Details["field"].(string)
-	reason, _ := e.Details["reason"].(string)
-	name, ok := keyFieldNames[field]
-	if !ok {
-		return err
-	}
-	out := apperr.Validation(name, reason)
-	for k, v := range e.Details {
-		if _, set := out.Details[k]; !set {
-			out.Details[k] = v
-		}
-	}
-	return out
-}
 
 // keyScopes are a key's scopes in GraphQL's spelling (read is READ).
 func keyScopes(scopes []string) []model.APIKeyScope {

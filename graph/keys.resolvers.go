@@ -32,7 +32,7 @@ func (r *aPIKeyResolver) Key(ctx context.Context, obj *resource.APIKey) (*string
 func (r *mutationResolver) CreateAPIKey(ctx context.Context, input model.CreateAPIKeyInput) (*resource.APIKey, error) {
 	k, err := r.svc.CreateAPIKey(ctx, keyInput(input))
 	if err != nil {
-		return nil, keyError(err)
+		return nil, err
 	}
 	return newKey(resource.NewAPIKeyWithSecret(k.APIKey, k.Secret)), nil
 }
@@ -41,7 +41,7 @@ func (r *mutationResolver) CreateAPIKey(ctx context.Context, input model.CreateA
 func (r *mutationResolver) UpdateAPIKey(ctx context.Context, id string, input model.UpdateAPIKeyInput) (*resource.APIKey, error) {
 	k, err := r.svc.UpdateAPIKey(ctx, id, keyChanges(input))
 	if err != nil {
-		return nil, keyError(err)
+		return nil, err
 	}
 	return newKey(resource.NewAPIKey(k)), nil
 }
@@ -67,7 +67,7 @@ func (r *queryResolver) APIKeys(ctx context.Context, userID *string, after *entg
 	}
 	res, err := r.svc.ListAPIKeys(ctx, lp)
 	if err != nil {
-		return nil, keyError(err)
+		return nil, err
 	}
 	conn := &model.APIKeyConnection{Edges: make([]*model.APIKeyEdge, len(res.Keys)), TotalCount: res.Total}
 	cursors := make([]entgql.Cursor[string], len(res.Keys))

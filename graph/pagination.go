@@ -7,24 +7,21 @@ import (
 
 	"github.com/acme/itemsvc/ent"
 	"github.com/acme/itemsvc/internal/apperr"
+	"github.com/acme/itemsvc/internal/service"
 )
 
-// Page sizes of the connections, as REST's limit: a connection asked for
-// without first or last returns the first DefaultPageSize nodes, and no
-// page is larger than MaxPageSize, so that neither the database nor the
-// complexity estimate meets an unbounded list. The server (graph/server)
-// checks and defaults every connection's page before the operation runs;
-// the resolvers hold to the same bounds.
-const (
-	DefaultPageSize = 20
-	MaxPageSize     = 100
-)
+// The page sizes of the connections are the service's, as REST's limit is:
+// a connection asked for without first or last returns the first
+// service.DefaultPageSize nodes, and no page is larger than
+// service.MaxPageSize. The server (graph/server) checks and defaults every
+// connection's page before the operation runs; the resolvers hold to the
+// same bounds.
 
 // pageReason is what first and last must be, in REST's words for limit.
-var pageReason = fmt.Sprintf("must be a whole number from 0 to %d", MaxPageSize)
+var pageReason = fmt.Sprintf("must be a whole number from 0 to %d", service.MaxPageSize)
 
 // PageSizeError is the VALIDATION_ERROR of a first or last (name) outside
-// 0 to MaxPageSize.
+// 0 to service.MaxPageSize.
 func PageSizeError(name string) *apperr.Error {
 	return apperr.Validation(name, pageReason)
 }
@@ -43,12 +40,12 @@ func pageBounds(first, last *int) (*int, *int, error) {
 		name string
 		v    *int
 	}{{"first", first}, {"last", last}} {
-		if a.v != nil && (*a.v < 0 || *a.v > MaxPageSize) {
+		if a.v != nil && (*a.v < 0 || *a.v > service.MaxPageSize) {
 			return nil, nil, PageSizeError(a.name)
 		}
 	}
 	if first == nil && last == nil {
-		n := DefaultPageSize
+		n := service.DefaultPageSize
 		first = &n
 	}
 	return first, last, nil

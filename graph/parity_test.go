@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acme/itemsvc/graph"
 	"github.com/acme/itemsvc/internal/auth"
 	"github.com/acme/itemsvc/internal/config"
 	"github.com/acme/itemsvc/internal/testutil"
@@ -139,7 +140,8 @@ func TestParityData(t *testing.T) {
 }
 
 // TestParityErrors sends the same bad operation through both transports:
-// the same code (and field for validation) comes back. Failures of the
+// the same code (and field for validation, REST's name in GraphQL's
+// spelling, graph.FieldName: api_key is apiKey) comes back. Failures of the
 // resolvers answer 200 with errors; failures of the token check keep REST's
 // HTTP status.
 func TestParityErrors(t *testing.T) {
@@ -273,8 +275,8 @@ func TestParityErrors(t *testing.T) {
 					} `json:"error"`
 				}
 				testutil.MustJSON(t, res.Body, &restErr)
-				if restErr.Error.Details["field"] != c.field || r.Errors[0].Extensions["field"] != c.field {
-					t.Errorf("field: REST %v, GraphQL %v, want %s", restErr.Error.Details["field"], r.Errors[0].Extensions["field"], c.field)
+				if restErr.Error.Details["field"] != c.field || r.Errors[0].Extensions["field"] != graph.FieldName(c.field) {
+					t.Errorf("field: REST %v, GraphQL %v, want %s and %s", restErr.Error.Details["field"], r.Errors[0].Extensions["field"], c.field, graph.FieldName(c.field))
 				}
 				// The same reason, an enum's values spelled as each
 				// transport spells them (active, ACTIVE).

@@ -243,6 +243,12 @@ func TestWebhookParity(t *testing.T) {
 		{name: "events: a cursor older than the retention", as: alice, ids: fixed(map[string]string{"cursor": expired, "after": encodeCursor(expired)}),
 			method: "GET", path: "/v1/events?cursor={cursor}",
 			query: `query($after: Cursor) { events(after: $after) { edges { node { id } } } }`, status: 410, code: "CURSOR_EXPIRED", field: "cursor", gqlField: "after"},
+		// Both ids are checked against the retention before either is
+		// looked up: the expired cursor is named, not the foreign since.
+		{name: "events: since another user's, a cursor older than the retention", as: alice,
+			ids:    fixed(map[string]string{"since": bobEvent, "cursor": expired, "after": encodeCursor(expired)}),
+			method: "GET", path: "/v1/events?after={since}&cursor={cursor}",
+			query: `query($since: ID, $after: Cursor) { events(since: $since, after: $after) { edges { node { id } } } }`, status: 410, code: "CURSOR_EXPIRED", field: "cursor", gqlField: "after"},
 		{name: "events: another list's cursor", as: alice, ids: fixed(map[string]string{"cursor": aliceHook, "after": encodeCursor(aliceHook)}),
 			method: "GET", path: "/v1/events?cursor={cursor}",
 			query: `query($after: Cursor) { events(after: $after) { edges { node { id } } } }`, status: 400, code: "VALIDATION_ERROR", field: "cursor", gqlField: "after"},

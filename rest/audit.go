@@ -19,7 +19,7 @@ type auditPagination struct {
 // bindAudit binds GET /audit, the audit trail (admins only).
 func bindAudit(g *gin.RouterGroup, svc *service.Service) {
 	g.GET("/audit", func(c *gin.Context) {
-		p, err := service.ParseAuditParams(c.Request.URL.Query())
+		p, err := parseAuditParams(c.Request.URL.Query())
 		if err != nil {
 			renderError(c, err)
 			return

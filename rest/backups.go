@@ -40,7 +40,7 @@ func bindBackups(g *gin.RouterGroup, svc *service.Service) {
 		renderData(c, http.StatusOK, data)
 	})
 	g.GET("/backups/:name", func(c *gin.Context) {
-		b, err := svc.GetBackup(c.Request.Context(), "name", c.Param("name"))
+		b, err := svc.GetBackup(c.Request.Context(), c.Param("name"))
 		if err != nil {
 			renderError(c, err)
 			return
@@ -60,7 +60,7 @@ func newBackup(b service.Backup) resource.Backup {
 // this response: it ends when the file has been sent or the client leaves.
 func downloadBackup(svc *service.Service) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		f, b, err := svc.OpenBackup(c.Request.Context(), "name", c.Param("name"))
+		f, b, err := svc.OpenBackup(c.Request.Context(), c.Param("name"))
 		if err != nil {
 			renderError(c, err)
 			return

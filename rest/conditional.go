@@ -21,14 +21,14 @@ func header(c *gin.Context, name string) string {
 
 // ifMatch is the request's If-Match, as the service's condition on a change.
 func ifMatch(c *gin.Context) (service.Precondition, error) {
-	return service.ParseIfMatch("If-Match", header(c, "If-Match"))
+	return service.ParseIfMatch(header(c, "If-Match"))
 }
 
 // notModified sets etag as the response's ETag and, when the request's
 // If-None-Match names it, answers 304 with no body and reports true; the
 // caller then renders nothing. A malformed If-None-Match is an error.
 func notModified(c *gin.Context, etag string) (bool, error) {
-	match, err := service.NoneMatch("If-None-Match", header(c, "If-None-Match"), etag)
+	match, err := service.NoneMatch(header(c, "If-None-Match"), etag)
 	if err != nil {
 		return false, err
 	}

@@ -50,7 +50,7 @@ type eventsPagination struct {
 }
 
 func (h eventsHandler) list(c *gin.Context) {
-	p, err := service.ParseEventListParams(c.Request.URL.Query())
+	p, err := parseEventListParams(c.Request.Context(), h.svc, c.Request.URL.Query())
 	if err != nil {
 		renderError(c, err)
 		return

@@ -30,7 +30,7 @@ func bindItems(g *gin.RouterGroup, svc *service.Service) {
 }
 
 func (h items) list(c *gin.Context) {
-	p, err := service.ParseListParams(c.Request.URL.Query())
+	p, err := parseListParams(c.Request.URL.Query())
 	if err != nil {
 		renderError(c, err)
 		return

@@ -38,7 +38,7 @@ func bindKeys(g *gin.RouterGroup, svc *service.Service) {
 }
 
 func (h apiKeys) list(c *gin.Context) {
-	p, err := service.ParseKeyListParams(c.Request.URL.Query())
+	p, err := parseKeyListParams(c.Request.URL.Query())
 	if err != nil {
 		renderError(c, err)
 		return

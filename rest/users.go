@@ -33,12 +33,12 @@ func bindUsers(g *gin.RouterGroup, svc *service.Service) {
 	// Every user, or those of a role, disabled or not, or whose email starts
 	// with a prefix, for admins (an owner picker, an audit); 403 for others.
 	g.GET("/users", func(c *gin.Context) {
-		page, limit, err := service.ParsePageParams(c.Request.URL.Query())
+		page, limit, err := parsePageParams(c.Request.URL.Query())
 		if err != nil {
 			renderError(c, err)
 			return
 		}
-		f, err := service.ParseUserFilter(c.Request.URL.Query())
+		f, err := parseUserFilter(c.Request.URL.Query())
 		if err != nil {
 			renderError(c, err)
 			return

@@ -35,7 +35,7 @@ func bindWebhooks(g *gin.RouterGroup, svc *service.Service) {
 }
 
 func (h webhooks) list(c *gin.Context) {
-	page, limit, err := service.ParsePageParams(c.Request.URL.Query())
+	page, limit, err := parsePageParams(c.Request.URL.Query())
 	if err != nil {
 		renderError(c, err)
 		return
@@ -114,7 +114,7 @@ func (h webhooks) rotate(c *gin.Context) {
 }
 
 func (h webhooks) deliveries(c *gin.Context) {
-	p, err := service.ParseDeliveryParams(c.Request.URL.Query())
+	p, err := parseDeliveryParams(c.Request.URL.Query())
 	if err != nil {
 		renderError(c, err)
 		return

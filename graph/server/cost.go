@@ -188,8 +188,8 @@ func (p *pricer) field(f *ast.Field, mult int) {
 		p.connection(f, mult)
 	case f.ObjectDefinition.Name == "Query" && f.Name == "nodes":
 		ids, _ := f.ArgumentMap(p.vars)["ids"].([]any)
-		if len(ids) > graph.MaxPageSize {
-			p.invalid(apperr.Validation("ids", fmt.Sprintf("must hold at most %d ids", graph.MaxPageSize)))
+		if len(ids) > service.MaxPageSize {
+			p.invalid(apperr.Validation("ids", fmt.Sprintf("must hold at most %d ids", service.MaxPageSize)))
 			return
 		}
 		p.selection(f.SelectionSet, mulCap(mult, max(len(ids), 1), p.limit))

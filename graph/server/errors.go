@@ -49,22 +49,27 @@ type presenter struct {
 // present renders err with extensions.code: the REST code of an
 // *apperr.Error (and its details, field and reason for validation), or
 // VALIDATION_ERROR for GraphQL's own client errors. The message of an
-// internal error never carries its cause.
+// internal error never carries its cause. A resolver's error names its
+// field in the service's words, which graph.FieldName spells as GraphQL
+// does.
 func (p presenter) present(ctx context.Context, err error) *gqlerror.Error {
 	var path ast.Path
 	var outer *gqlerror.Error
 	if errors.As(err, &outer) {
 		path = outer.Path
 	}
-	if arg := badArgument(ctx, p.schema, outer); arg != nil {
-		err = arg
-	}
 	var e *apperr.Error
-	if !errors.As(err, &e) && outer != nil && outer.Err != nil && len(outer.Locations) > 0 {
+	if arg := badArgument(ctx, p.schema, outer); arg != nil {
+		e = arg
+	} else if outer != nil && outer.Err != nil && len(outer.Locations) > 0 {
 		// A resolver's error, wrapped by gqlgen with its path and the
 		// field's location (an argument that does not coerce has none: it
 		// is the client's, below).
-		e, _ = appError(ctx, outer.Err)
+		if e, _ = appError(ctx, outer.Err); e != nil {
+			e = e.Renamed(graph.FieldName(e.Field()))
+		}
+	} else {
+		errors.As(err, &e)
 	}
 	if e != nil {
 		if e.Code == apperr.CodeInternal || e.Code == apperr.CodeUnavailable {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/acme/itemsvc/graph"
 	"github.com/acme/itemsvc/internal/apperr"
+	"github.com/acme/itemsvc/internal/service"
 )
 
 // Every connection of the schema (Query.items, Query.users, User.items and
@@ -47,7 +48,7 @@ func isConnection(schema *ast.Schema, def *ast.FieldDefinition) bool {
 
 // pageArgs reads first and last of a connection field as gqlgen will decode
 // them (graphql.UnmarshalInt: a variable sent as the JSON string "100" is
-// 100) and checks them: each from 0 to graph.MaxPageSize, not both.
+// 100) and checks them: each from 0 to service.MaxPageSize, not both.
 func pageArgs(f *ast.Field, vars map[string]any) (first, last *int, err *apperr.Error) {
 	read := func(name string) (*int, *apperr.Error) {
 		v := graph.Argument(f, name, vars)
@@ -55,7 +56,7 @@ func pageArgs(f *ast.Field, vars map[string]any) (first, last *int, err *apperr.
 			return nil, nil
 		}
 		n, err := graphql.UnmarshalInt(v)
-		if err != nil || n < 0 || n > graph.MaxPageSize {
+		if err != nil || n < 0 || n > service.MaxPageSize {
 			return nil, graph.PageSizeError(name)
 		}
 		return &n, nil
@@ -77,11 +78,11 @@ func pageArgs(f *ast.Field, vars map[string]any) (first, last *int, err *apperr.
 func pageSize(first, last *int) int {
 	switch {
 	case first != nil && *first >= 0:
-		return min(*first, graph.MaxPageSize)
+		return min(*first, service.MaxPageSize)
 	case last != nil && *last >= 0:
-		return min(*last, graph.MaxPageSize)
+		return min(*last, service.MaxPageSize)
 	}
-	return graph.DefaultPageSize
+	return service.DefaultPageSize
 }
 
 // pageDefaults gives every connection field asked for without first or
@@ -239,7 +240,7 @@ func (w *pageRewriter) unpaged(f *ast.Field) bool {
 	return true
 }
 
-// withFirst returns f's arguments with first: graph.DefaultPageSize in place of
+// withFirst returns f's arguments with first: service.DefaultPageSize in place of
 // an absent or null first.
 func (w *pageRewriter) withFirst(f *ast.Field) ast.ArgumentList {
 	args := make(ast.ArgumentList, 0, len(f.Arguments)+1)
@@ -256,7 +257,7 @@ func (w *pageRewriter) withFirst(f *ast.Field) ast.ArgumentList {
 		Name: "first",
 		Value: &ast.Value{
 			Kind:         ast.IntValue,
-			Raw:          strconv.Itoa(graph.DefaultPageSize),
+			Raw:          strconv.Itoa(service.DefaultPageSize),
 			Definition:   w.schema.Types["Int"],
 			ExpectedType: typ,
 			Position:     f.Position,

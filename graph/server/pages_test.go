@@ -13,6 +13,7 @@ import (
 
 	"github.com/acme/itemsvc/graph"
 	"github.com/acme/itemsvc/graph/generated"
+	"github.com/acme/itemsvc/internal/service"
 )
 
 // connectionPaths finds, from the executable schema alone, every field
@@ -143,9 +144,9 @@ func TestEveryConnectionBounded(t *testing.T) {
 				if arg == "last" && def.Arguments.ForName(arg) == nil {
 					continue // a connection that pages forwards only
 				}
-				c := at(fmt.Sprintf("(%s: %d)", arg, graph.MaxPageSize+1))
+				c := at(fmt.Sprintf("(%s: %d)", arg, service.MaxPageSize+1))
 				if c.Invalid == nil || c.Invalid.Details["field"] != arg {
-					t.Errorf("%s: %d is not refused naming %s: %+v", arg, graph.MaxPageSize+1, arg, c)
+					t.Errorf("%s: %d is not refused naming %s: %+v", arg, service.MaxPageSize+1, arg, c)
 				}
 			}
 			doc, op := query("")
@@ -153,14 +154,14 @@ func TestEveryConnectionBounded(t *testing.T) {
 			if dop == nil {
 				t.Fatalf("no default page given")
 			}
-			if got, want := price(schema, dop, nil, limit), at(fmt.Sprintf("(first: %d)", graph.DefaultPageSize)); got.Complexity != want.Complexity {
-				t.Errorf("the default page costs %d, first: %d costs %d", got.Complexity, graph.DefaultPageSize, want.Complexity)
+			if got, want := price(schema, dop, nil, limit), at(fmt.Sprintf("(first: %d)", service.DefaultPageSize)); got.Complexity != want.Complexity {
+				t.Errorf("the default page costs %d, first: %d costs %d", got.Complexity, service.DefaultPageSize, want.Complexity)
 			}
 			if !isConnection(schema, connectionDef(dop.SelectionSet, field)) {
 				t.Errorf("isConnection does not know it")
 			}
-			if first := firstOf(dop.SelectionSet, field); first != fmt.Sprint(graph.DefaultPageSize) {
-				t.Errorf("default first %q, want %d", first, graph.DefaultPageSize)
+			if first := firstOf(dop.SelectionSet, field); first != fmt.Sprint(service.DefaultPageSize) {
+				t.Errorf("default first %q, want %d", first, service.DefaultPageSize)
 			}
 		})
 	}
@@ -294,7 +295,7 @@ func TestPageArgsDescribed(t *testing.T) {
 					t.Errorf("%s.%s(%s:) is described %q, which does not say %q", def.Name, f.Name, name, d, bounds)
 				}
 			}
-			if d, want := f.Arguments.ForName("first").Description, fmt.Sprintf("the first %d", graph.DefaultPageSize); !strings.Contains(d, want) {
+			if d, want := f.Arguments.ForName("first").Description, fmt.Sprintf("the first %d", service.DefaultPageSize); !strings.Contains(d, want) {
 				t.Errorf("%s.%s(first:) is described %q, which does not say %q", def.Name, f.Name, d, want)
 			}
 		}

@@ -79,11 +79,20 @@ var statuses = map[Code]int{
 
 // Error is a failure as the client sees it. Message is safe to show; Cause,
 // if any, is for the logs only.
+//
+// An error about one input names it in Details["field"], by the service's
+// name for it: the ent field's (snake_case: expires_at, user_id), or HTTP's
+// for what HTTP defines (If-Match). REST shows that name as it is; GraphQL
+// spells it as its arguments are spelled (graph.FieldName), through
+// Renamed, which words the message anew.
 type Error struct {
 	Code    Code
 	Message string
 	Details map[string]any
 	Cause   error
+	// message words Message for a field's name; nil when the error names
+	// no field.
+	message func(field string) string
 }
 
 // Error implements error.
@@ -105,6 +114,28 @@ func (e *Error) Status() int {
 	return http.StatusInternalServerError
 }
 
+// Renamed is e naming its field as field, its message worded anew, its
+// other details kept; e itself when it names no field or already that one.
+func (e *Error) Renamed(field string) *Error {
+	if e.message == nil || e.Field() == field {
+		return e
+	}
+	out := *e
+	out.Details = make(map[string]any, len(e.Details))
+	for k, v := range e.Details {
+		out.Details[k] = v
+	}
+	out.Details["field"] = field
+	out.Message = e.message(field)
+	return &out
+}
+
+// Field is the name of the input e is about, or "".
+func (e *Error) Field() string {
+	f, _ := e.Details["field"].(string)
+	return f
+}
+
 // New returns an error with a code and a message.
 func New(code Code, message string) *Error {
 	return &Error{Code: code, Message: message, Details: map[string]any{}}
@@ -112,10 +143,12 @@ func New(code Code, message string) *Error {
 
 // Validation reports a bad value of one field (a body field or a parameter).
 func Validation(field, reason string) *Error {
+	message := func(field string) string { return fmt.Sprintf("invalid %s: %s", field, reason) }
 	return &Error{
 		Code:    CodeValidation,
-		Message: fmt.Sprintf("invalid %s: %s", field, reason),
+		Message: message(field),
 		Details: map[string]any{"field": field, "reason": reason},
+		message: message,
 	}
 }
 
@@ -134,22 +167,30 @@ func PermissionDenied(message string) *Error {
 // retained history (retention, EVENT_RETENTION). The message tells the
 // client how to start again, since no cursor can resume it.
 func CursorExpired(field string, retention time.Duration) *Error {
+	message := func(field string) string {
+		return fmt.Sprintf("the event named by %s is older than the event history kept (%s), "+
+			"so events after it may be gone: re-read the items, then follow the events from the newest one", field, retention)
+	}
 	return &Error{
-		Code: CodeCursorExpired,
-		Message: fmt.Sprintf("the event named by %s is older than the event history kept (%s), "+
-			"so events after it may be gone: re-read the items, then follow the events from the newest one", field, retention),
+		Code:    CodeCursorExpired,
+		Message: message(field),
 		Details: map[string]any{"field": field, "retention": retention.String()},
+		message: message,
 	}
 }
 
 // PreconditionFailed reports a change refused because the item has moved
 // past every version that field (If-Match, ifMatch) named.
 func PreconditionFailed(field string) *Error {
+	message := func(field string) string {
+		return fmt.Sprintf("the item has changed since the version named by %s; "+
+			"read it again, merge, and retry with its new ETag", field)
+	}
 	return &Error{
-		Code: CodePreconditionFailed,
-		Message: fmt.Sprintf("the item has changed since the version named by %s; "+
-			"read it again, merge, and retry with its new ETag", field),
+		Code:    CodePreconditionFailed,
+		Message: message(field),
 		Details: map[string]any{"field": field},
+		message: message,
 	}
 }
 

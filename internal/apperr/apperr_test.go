@@ -262,3 +262,39 @@ func pgErr(code string) func(*testing.T) error {
 		return fmt.Errorf("query %s: %w", secret, &pgconn.PgError{Severity: "FATAL", Code: code, Message: "from the server"})
 	}
 }
+
+// TestRenamed: an error about a field, named anew (as GraphQL names the
+// service's fields), says the new name in its message and details and
+// keeps its other details; one about no field stays as it is.
+func TestRenamed(t *testing.T) {
+	limited := apperr.Validation("user_id", "already has 5 active API keys")
+	limited.Details["limit"] = 5
+	for _, c := range []struct {
+		name    string
+		err     *apperr.Error
+		to      string
+		message string
+		details map[string]any
+	}{
+		{"validation", limited, "userID", "invalid userID: already has 5 active API keys",
+			map[string]any{"field": "userID", "reason": "already has 5 active API keys", "limit": 5}},
+		{"precondition", apperr.PreconditionFailed("If-Match"), "ifMatch",
+			"the item has changed since the version named by ifMatch; read it again, merge, and retry with its new ETag",
+			map[string]any{"field": "ifMatch"}},
+		{"cursor expired", apperr.CursorExpired("after", time.Hour), "since",
+			"the event named by since is older than the event history kept (1h0m0s), so events after it may be gone: re-read the items, then follow the events from the newest one",
+			map[string]any{"field": "since", "retention": "1h0m0s"}},
+		{"no field", apperr.NotFound("item"), "x", "item not found", map[string]any{}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			before := fmt.Sprint(c.err.Details)
+			got := c.err.Renamed(c.to)
+			if got.Code != c.err.Code || got.Message != c.message || fmt.Sprint(got.Details) != fmt.Sprint(c.details) {
+				t.Errorf("got %s %q %v, want %q %v", got.Code, got.Message, got.Details, c.message, c.details)
+			}
+			if fmt.Sprint(c.err.Details) != before {
+				t.Errorf("the original's details changed: %v, were %s", c.err.Details, before)
+			}
+		})
+	}
+}

@@ -3,8 +3,6 @@ package service
 import (
 	"context"
 	"fmt"
-	"net/url"
-	"strconv"
 	"strings"
 
 	"entgo.io/ent/dialect"
@@ -30,22 +28,9 @@ type UserFilter struct {
 	EmailPrefix string
 }
 
-// ParseUserFilter reads the filters of GET /v1/users: role (user or
-// admin), disabled (true or false) and email (a prefix, any case); a bad
-// value is VALIDATION_ERROR naming the parameter.
-func ParseUserFilter(q url.Values) (UserFilter, error) {
-	var f UserFilter
-	f.Role, _ = param(q, "role")
-	f.EmailPrefix, _ = param(q, "email")
-	if v, ok := param(q, "disabled"); ok {
-		d, err := strconv.ParseBool(v)
-		if err != nil || (v != "true" && v != "false") {
-			return f, apperr.Validation("disabled", "must be true or false")
-		}
-		f.Disabled = &d
-	}
-	return f, f.apply(nil)
-}
+// Check checks the filter as ListUsers and FindUsers would: an unknown
+// role, or an email prefix that is no part of an email, is VALIDATION_ERROR.
+func (f UserFilter) Check() error { return f.apply(nil) }
 
 // apply checks the filter and narrows q to it (q may be nil: only check).
 func (f UserFilter) apply(q *ent.UserQuery) error {

@@ -3,7 +3,6 @@ package service
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -539,21 +538,4 @@ func (s *Service) revokeKey(ctx context.Context, tx *ent.Tx, k *ent.APIKey) (*en
 		return nil, err
 	}
 	return k, nil
-}
-
-// ParseKeyListParams reads the query of GET /keys: user_id, cursor (a
-// next_cursor of this list) and limit (1..100, default 20).
-func ParseKeyListParams(q url.Values) (KeyListParams, error) {
-	p := KeyListParams{Limit: DefaultLimit}
-	var err error
-	if p.Limit, err = intParam(q, "limit", DefaultLimit, 1, MaxLimit); err != nil {
-		return p, err
-	}
-	p.UserID, _ = param(q, "user_id")
-	if v, ok := param(q, "cursor"); ok {
-		if p.After, err = ParseKeyset("cursor", "key_", v); err != nil {
-			return p, err
-		}
-	}
-	return p, nil
 }

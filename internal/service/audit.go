@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"slices"
 	"strings"
 
@@ -130,44 +129,17 @@ type AuditPage struct {
 	Total  int
 }
 
-// ParseAuditParams reads and checks the query of GET /v1/audit: limit,
-// cursor, actor_id and action.
-func ParseAuditParams(q url.Values) (AuditParams, error) {
-	var p AuditParams
-	var err error
-	if p.Limit, err = intParam(q, "limit", DefaultLimit, 1, MaxLimit); err != nil {
-		return p, err
-	}
-	if v, ok := param(q, "cursor"); ok {
-		if p.After, err = ParseKeyset("cursor", "aud_", v); err != nil {
-			return p, err
-		}
-	}
-	if v, ok := param(q, "actor_id"); ok {
-		if err := CheckAuditActor("actor_id", v); err != nil {
-			return p, err
-		}
-		p.ActorID = v
-	}
-	if v, ok := param(q, "action"); ok {
-		if p.Action, err = ParseAuditAction("action", v); err != nil {
-			return p, err
-		}
-	}
-	return p, nil
-}
-
-// CheckAuditActor refuses, naming field, an actor filter that is not a
-// user id: no record could match it.
-func CheckAuditActor(field, id string) error {
+// CheckAuditActor refuses an actor filter (actor_id) that is not a user
+// id: no record could match it.
+func CheckAuditActor(id string) error {
 	if !pulid.Valid("user_", id) {
-		return apperr.Validation(field, "must be a user id (user_…)")
+		return apperr.Validation("actor_id", "must be a user id (user_…)")
 	}
 	return nil
 }
 
-// ParseAuditAction checks an action filter named by field.
-func ParseAuditAction(field, v string) (AuditAction, error) {
+// ParseAuditAction checks an action filter (action).
+func ParseAuditAction(v string) (AuditAction, error) {
 	if a := AuditAction(v); a.Valid() {
 		return a, nil
 	}
@@ -175,7 +147,7 @@ func ParseAuditAction(field, v string) (AuditAction, error) {
 	for i, a := range AuditActions {
 		names[i] = string(a)
 	}
-	return "", apperr.Validation(field, "must be one of: "+strings.Join(names, ", "))
+	return "", apperr.Validation("action", "must be one of: "+strings.Join(names, ", "))
 }
 
 // ListAudit returns one page of the audit trail, newest first: admins

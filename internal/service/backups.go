@@ -78,11 +78,11 @@ func isAlnum(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 }
 
-// CheckBackupName refuses, naming field, a name that cannot be a backup in
+// checkBackupName refuses, naming name, a name that cannot be a backup in
 // the folder.
-func CheckBackupName(field, name string) error {
+func checkBackupName(name string) error {
 	if !validBackupName(name) {
-		return apperr.Validation(field, "must be the file name of a backup (letters, digits, '.', '_' and '-', ending in .db)")
+		return apperr.Validation("name", "must be the file name of a backup (letters, digits, '.', '_' and '-', ending in .db)")
 	}
 	return nil
 }
@@ -260,13 +260,13 @@ func (s *Service) ListBackups(ctx context.Context) ([]Backup, error) {
 }
 
 // GetBackup describes one backup of the folder. Admins only; a name that
-// cannot be a backup is VALIDATION_ERROR naming field, one that is not in
+// cannot be a backup is VALIDATION_ERROR naming name, one that is not in
 // the folder NOT_FOUND.
-func (s *Service) GetBackup(ctx context.Context, field, name string) (Backup, error) {
+func (s *Service) GetBackup(ctx context.Context, name string) (Backup, error) {
 	if err := s.requireBackups(ctx); err != nil {
 		return Backup{}, err
 	}
-	if err := CheckBackupName(field, name); err != nil {
+	if err := checkBackupName(name); err != nil {
 		return Backup{}, err
 	}
 	return statBackup(s.opts.Backups.Dir, name)
@@ -275,11 +275,11 @@ func (s *Service) GetBackup(ctx context.Context, field, name string) (Backup, er
 // OpenBackup opens one backup of the folder for its download and records
 // backup.downloaded: a download carries every user's data. The caller
 // closes the file. Admins only; names as GetBackup.
-func (s *Service) OpenBackup(ctx context.Context, field, name string) (*os.File, Backup, error) {
+func (s *Service) OpenBackup(ctx context.Context, name string) (*os.File, Backup, error) {
 	if err := s.requireBackups(ctx); err != nil {
 		return nil, Backup{}, err
 	}
-	if err := CheckBackupName(field, name); err != nil {
+	if err := checkBackupName(name); err != nil {
 		return nil, Backup{}, err
 	}
 	f, b, err := openBackup(s.opts.Backups.Dir, name)

@@ -3,7 +3,6 @@ package service_test
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"testing"
 
 	"github.com/acme/itemsvc/internal/service"
@@ -27,24 +26,6 @@ func BenchmarkAuthenticate(b *testing.B) {
 	}
 }
 
-// BenchmarkParseListParams reads the query of GET /items.
-func BenchmarkParseListParams(b *testing.B) {
-	for _, q := range []string{"", "limit=20", "page=3&limit=50&status=active&sort=name&order=asc"} {
-		b.Run(fmt.Sprintf("%q", q), func(b *testing.B) {
-			v, err := url.ParseQuery(q)
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := service.ParseListParams(v); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
-}
-
 // BenchmarkListItems builds and runs the list queries (count and page) of a
 // user with 100 items, privacy filter included.
 func BenchmarkListItems(b *testing.B) {
@@ -54,10 +35,7 @@ func BenchmarkListItems(b *testing.B) {
 	}
 	svc := env.App.Service
 	ctx := viewer.NewContext(context.Background(), viewer.Viewer{UserID: env.Alice.UserID, KeyID: env.Alice.KeyID, Role: viewer.RoleUser})
-	p, err := service.ParseListParams(url.Values{"limit": {"20"}})
-	if err != nil {
-		b.Fatal(err)
-	}
+	p := service.ListParams{Page: 1, Limit: 20, Sort: "created_at", Desc: true}
 	b.ReportAllocs()
 	for b.Loop() {
 		page, err := svc.ListItems(ctx, p)

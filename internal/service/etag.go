@@ -100,25 +100,29 @@ func (l tagList) match(etag string, weak bool) bool {
 // checked in the change's transaction against the row it writes. The zero
 // Precondition is no condition.
 type Precondition struct {
-	field string // where the condition came from, for the error
-	tags  tagList
+	on   bool
+	tags tagList
 }
 
-// ParseIfMatch reads an If-Match value (a header's, or GraphQL's ifMatch),
-// field naming it. An empty value is no condition.
-func ParseIfMatch(field, value string) (Precondition, error) {
+// ifMatch is the service's name of a Precondition, HTTP's: REST reads it
+// from that header, GraphQL from its ifMatch argument.
+const ifMatch = "If-Match"
+
+// ParseIfMatch reads an If-Match value (a header's, or GraphQL's ifMatch).
+// An empty value is no condition.
+func ParseIfMatch(value string) (Precondition, error) {
 	if value == "" {
 		return Precondition{}, nil
 	}
-	l, err := parseTagList(field, value)
+	l, err := parseTagList(ifMatch, value)
 	if err != nil {
 		return Precondition{}, err
 	}
-	return Precondition{field: field, tags: l}, nil
+	return Precondition{on: true, tags: l}, nil
 }
 
 // set tells whether p is a condition at all.
-func (p Precondition) set() bool { return p.field != "" }
+func (p Precondition) set() bool { return p.on }
 
 // check refuses, with PRECONDITION_FAILED, an item p does not name.
 func (p Precondition) check(it *ent.Item) error {
@@ -129,7 +133,7 @@ func (p Precondition) check(it *ent.Item) error {
 }
 
 // failed is the error of a change whose condition no longer holds.
-func (p Precondition) failed() error { return apperr.PreconditionFailed(p.field) }
+func (p Precondition) failed() error { return apperr.PreconditionFailed(ifMatch) }
 
 // raced explains a conditional write of item id that found no row, notFound
 // being its error: another transaction changed the item after this one
@@ -148,15 +152,15 @@ func (p Precondition) raced(ctx context.Context, tx *ent.Tx, id string, notFound
 	}
 }
 
-// NoneMatch reports whether an If-None-Match value (field naming it) names
-// etag by weak comparison, as a GET with it must (RFC 9110 §13.1.2): then
-// the client's copy is current and the answer is 304 Not Modified. An empty
-// value names nothing.
-func NoneMatch(field, value, etag string) (bool, error) {
+// NoneMatch reports whether an If-None-Match value names etag by weak
+// comparison, as a GET with it must (RFC 9110 §13.1.2): then the client's
+// copy is current and the answer is 304 Not Modified. An empty value names
+// nothing.
+func NoneMatch(value, etag string) (bool, error) {
 	if value == "" {
 		return false, nil
 	}
-	l, err := parseTagList(field, value)
+	l, err := parseTagList("If-None-Match", value)
 	if err != nil {
 		return false, err
 	}

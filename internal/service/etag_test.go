@@ -57,8 +57,8 @@ func TestConditionHeaders(t *testing.T) {
 	}
 	for _, tc := range rows {
 		t.Run(tc.value, func(t *testing.T) {
-			pre, err := ParseIfMatch("If-Match", tc.value)
-			inm, err2 := NoneMatch("If-None-Match", tc.value, cur)
+			pre, err := ParseIfMatch(tc.value)
+			inm, err2 := NoneMatch(tc.value, cur)
 			if tc.malformed {
 				for field, err := range map[string]error{"If-Match": err, "If-None-Match": err2} {
 					if e := apperr.From(err); e.Code != apperr.CodeValidation || e.Details["field"] != field {
@@ -78,7 +78,7 @@ func TestConditionHeaders(t *testing.T) {
 			}
 		})
 	}
-	if pre, err := ParseIfMatch("If-Match", ""); err != nil || pre.set() {
+	if pre, err := ParseIfMatch(""); err != nil || pre.set() {
 		t.Errorf("an empty If-Match is a condition: %v %v", pre, err)
 	}
 }

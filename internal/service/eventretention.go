@@ -1,34 +1,25 @@
 package service
 
 import (
+	"context"
+
 	"github.com/acme/itemsvc/ent"
 	"github.com/acme/itemsvc/ent/event"
 	"github.com/acme/itemsvc/internal/apperr"
 )
 
-// checkCursor refuses an event cursor (a well-formed evt_ id, named by
-// field) made before the history kept, whether or not its event still
+// CheckEventCursor refuses an event cursor (a well-formed evt_ id, named
+// by field) made before the history kept, whether or not its event still
 // exists: events after it may have been pruned, and resuming from it would
 // skip them without a word. The check is on the id alone, before the
-// cursor is resolved to a position in the feed.
-func (s *Service) checkCursor(field, id string) error {
+// cursor is resolved to a position in the feed; a caller without a viewer
+// is refused first, as any read of the feed is.
+func (s *Service) CheckEventCursor(ctx context.Context, field, id string) error {
+	if _, err := requireViewer(ctx); err != nil {
+		return err
+	}
 	if w := s.opts.EventWindow; w.Expired(id) {
 		return apperr.CursorExpired(field, w.Retention)
-	}
-	return nil
-}
-
-// checkCursors is checkCursor for both cursors of the events page: after
-// and the page cursor.
-func (s *Service) checkCursors(p EventListParams) error {
-	after, before := p.names()
-	for _, c := range [...]struct{ field, id string }{{after, p.After}, {before, p.Before}} {
-		if c.id == "" {
-			continue
-		}
-		if err := s.checkCursor(c.field, c.id); err != nil {
-			return err
-		}
 	}
 	return nil
 }

@@ -3,7 +3,6 @@ package service
 import (
 	"context"
 	"errors"
-	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -19,53 +18,48 @@ import (
 // EventTypes are the types of item events, in the order the docs list them.
 var EventTypes = []string{schema.EventItemCreated, schema.EventItemUpdated, schema.EventItemDeleted}
 
-// EventListParams select one page of GET /events, newest first.
+// EventListParams select one page of the event feed, newest first.
 type EventListParams struct {
 	Types []string // empty: all
-	// After keeps the events committed after this one (evt_…): what a
-	// client missed since it last looked.
-	After string
+	// After keeps the events committed after this one: what a client
+	// missed since it last looked.
+	After *EventCursor
 	// Before is the page cursor: the events committed before this one.
-	Before string
+	Before *EventCursor
 	Limit  int
-	// AfterName and BeforeName are what the caller's request calls After
-	// and Before, for its errors: REST's after and cursor when empty.
-	AfterName, BeforeName string
 }
 
-// names are the request's names of After and Before.
-func (p EventListParams) names() (after, before string) {
-	after, before = p.AfterName, p.BeforeName
-	if after == "" {
-		after = "after"
-	}
-	if before == "" {
-		before = "cursor"
-	}
-	return after, before
+// EventCursor is an event the viewer may see, as a place in the feed that
+// a page starts after or before. The transport that reads a request's
+// event ids resolves each with Service.EventCursor.
+type EventCursor struct {
+	pos events.Position
 }
 
-// ParseEventListParams reads and checks the query of GET /events.
-func ParseEventListParams(q url.Values) (EventListParams, error) {
-	p := EventListParams{Limit: DefaultLimit}
-	var err error
-	if p.Limit, err = intParam(q, "limit", DefaultLimit, 1, MaxLimit); err != nil {
-		return p, err
+// EventCursor resolves the event id a request names in field, the
+// request's own name for it (REST's after and cursor are GraphQL's since
+// and after: each transport names its argument, as it does to CheckEventID).
+// An id that is no event id, or names no event the viewer may see, is
+// VALIDATION_ERROR; one older than the history kept CURSOR_EXPIRED, even if
+// its event is still there. A transport reading two ids checks both
+// (CheckEventID, then CheckEventCursor) before it resolves either, so that
+// which error a request with two bad ids gets does not depend on the order
+// it resolves them in.
+func (s *Service) EventCursor(ctx context.Context, field, id string) (*EventCursor, error) {
+	if _, err := requireViewer(ctx); err != nil {
+		return nil, err
 	}
-	if v, ok := param(q, "type"); ok {
-		if p.Types, err = ParseEventTypes("type", strings.Split(v, ",")); err != nil {
-			return p, err
-		}
+	if err := CheckEventID(field, id); err != nil {
+		return nil, err
 	}
-	for name, dst := range map[string]*string{"after": &p.After, "cursor": &p.Before} {
-		if v, ok := param(q, name); ok {
-			if err := CheckEventID(name, v); err != nil {
-				return p, err
-			}
-			*dst = v
-		}
+	if err := s.CheckEventCursor(ctx, field, id); err != nil {
+		return nil, err
 	}
-	return p, nil
+	pos, err := s.eventPosition(ctx, field, id)
+	if err != nil {
+		return nil, err
+	}
+	return &EventCursor{pos: pos}, nil
 }
 
 // CheckEventID refuses, naming field, a cursor that is not an event id.
@@ -105,24 +99,12 @@ func (s *Service) ListEvents(ctx context.Context, p EventListParams) (EventPage,
 	if len(p.Types) > 0 {
 		q.Where(event.TypeIn(p.Types...))
 	}
-	if err := s.checkCursors(p); err != nil {
-		return EventPage{}, err
-	}
 	s.withinWindow(q)
-	afterName, beforeName := p.names()
-	if p.After != "" {
-		pos, err := s.eventPosition(ctx, afterName, p.After)
-		if err != nil {
-			return EventPage{}, err
-		}
-		q.Where(events.After(pos))
+	if p.After != nil {
+		q.Where(events.After(p.After.pos))
 	}
-	if p.Before != "" {
-		pos, err := s.eventPosition(ctx, beforeName, p.Before)
-		if err != nil {
-			return EventPage{}, err
-		}
-		q.Where(events.Before(pos))
+	if p.Before != nil {
+		q.Where(events.Before(p.Before.pos))
 	}
 	rows, err := q.All(ctx)
 	if err != nil {
@@ -209,7 +191,7 @@ func (s *Service) SubscribeEvents(ctx context.Context, p StreamParams) (*Stream,
 		if !pulid.Valid("evt_", p.After) {
 			return nil, apperr.Validation("after", "must be an event id (evt_…)")
 		}
-		if err := s.checkCursor("after", p.After); err != nil {
+		if err := s.CheckEventCursor(ctx, "after", p.After); err != nil {
 			return nil, err
 		}
 		if f.After, err = s.eventPosition(ctx, "after", p.After); err != nil {

@@ -10,7 +10,6 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/acme/itemsvc/ent/schema/pulid"
-	"github.com/acme/itemsvc/internal/apperr"
 )
 
 // PageParams select one page of a list kept newest first (created_at, then
@@ -86,16 +85,15 @@ func (k Keyset) Encode() string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// ParseKeyset reads a cursor Encode made for a row whose id has prefix;
-// anything else is VALIDATION_ERROR naming field.
-func ParseKeyset(field, prefix, s string) (*Keyset, error) {
-	bad := apperr.Validation(field, "is not a cursor of this list: pass meta.pagination.next_cursor as it was returned")
+// DecodeKeyset reads a cursor Encode made for a row whose id has prefix;
+// anything else is ErrNotACursor.
+func DecodeKeyset(prefix, s string) (*Keyset, error) {
 	if s == "" || len(s) > maxCursorLen {
-		return nil, bad
+		return nil, ErrNotACursor
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(s)
 	if err != nil {
-		return nil, bad
+		return nil, ErrNotACursor
 	}
 	var w keysetWire
 	dec := msgpack.GetDecoder()
@@ -103,7 +101,7 @@ func ParseKeyset(field, prefix, s string) (*Keyset, error) {
 	dec.Reset(bytes.NewReader(raw))
 	dec.DisallowUnknownFields(true) // after Reset, which clears it
 	if err := dec.Decode(&w); err != nil || w.CreatedAt.IsZero() || !pulid.Valid(prefix, w.ID) {
-		return nil, bad
+		return nil, ErrNotACursor
 	}
 	return &Keyset{CreatedAt: w.CreatedAt.UTC(), ID: w.ID}, nil
 }

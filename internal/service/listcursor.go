@@ -3,6 +3,7 @@ package service
 import (
 	"bytes"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"time"
 
@@ -13,7 +14,6 @@ import (
 	"github.com/acme/itemsvc/ent/item"
 	"github.com/acme/itemsvc/ent/predicate"
 	"github.com/acme/itemsvc/ent/schema/pulid"
-	"github.com/acme/itemsvc/internal/apperr"
 )
 
 // maxCursorLen bounds what is decoded at all: a cursor this API issues is
@@ -76,20 +76,20 @@ func (c ItemCursor) Encode() string {
 	return base64.RawURLEncoding.EncodeToString(buf.Bytes())
 }
 
-// badCursor is the one answer to any cursor this API did not issue: which
-// byte was wrong is of no use to a client.
-func badCursor() error {
-	return apperr.Validation("cursor", "is not a cursor of this list: pass meta.pagination.next_cursor as it was returned")
-}
+// ErrNotACursor is the one answer to any cursor this API did not issue:
+// which byte was wrong is of no use to a client. The transport that read
+// the cursor names it in its words.
+var ErrNotACursor = errors.New("not a cursor of this list")
 
-// parseCursor decodes a cursor and checks it against the sort and order of p.
-func parseCursor(s string, p ListParams) (*ItemCursor, error) {
+// DecodeItemCursor decodes a cursor Encode made. The transport checks that
+// its Sort and Desc are those of the list it continues.
+func DecodeItemCursor(s string) (*ItemCursor, error) {
 	if s == "" || len(s) > maxCursorLen {
-		return nil, badCursor()
+		return nil, ErrNotACursor
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(s)
 	if err != nil {
-		return nil, badCursor()
+		return nil, ErrNotACursor
 	}
 	var w wireCursor
 	dec := msgpack.GetDecoder() // pooled: NewDecoder makes a reader and buffers
@@ -97,41 +97,29 @@ func parseCursor(s string, p ListParams) (*ItemCursor, error) {
 	dec.Reset(bytes.NewReader(raw))
 	dec.DisallowUnknownFields(true) // after Reset, which clears it
 	if err := dec.Decode(&w); err != nil {
-		return nil, badCursor()
+		return nil, ErrNotACursor
 	}
 	if !pulid.Valid("item_", w.ID) {
-		return nil, badCursor()
+		return nil, ErrNotACursor
 	}
 	if _, known := sortFields[w.Sort]; !known {
-		return nil, badCursor()
+		return nil, ErrNotACursor
 	}
 	c := &ItemCursor{ID: w.ID, Sort: w.Sort, Desc: w.Desc}
 	if c.Sort == "name" {
 		var v string
 		if err := msgpack.Unmarshal(w.Value, &v); err != nil {
-			return nil, badCursor()
+			return nil, ErrNotACursor
 		}
 		c.Value = v
 	} else {
 		var v time.Time
 		if err := msgpack.Unmarshal(w.Value, &v); err != nil || v.IsZero() {
-			return nil, badCursor()
+			return nil, ErrNotACursor
 		}
 		c.Value = v.UTC()
 	}
-	if c.Sort != p.Sort || c.Desc != p.Desc {
-		return nil, apperr.Validation("cursor", fmt.Sprintf(
-			"was made for sort=%s&order=%s: a cursor continues the order it came from; start again without it to change the order",
-			c.Sort, orderName(c.Desc)))
-	}
 	return c, nil
-}
-
-func orderName(desc bool) string {
-	if desc {
-		return "desc"
-	}
-	return "asc"
 }
 
 // after selects the items that follow the cursor in its order. It is spelled

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -64,33 +63,6 @@ type DeliveryPage struct {
 	Total      int
 	// More reports deliveries after the page.
 	More bool
-}
-
-// ParsePageParams reads page and limit of a plain list (DESIGN §3 bounds).
-func ParsePageParams(q url.Values) (page, limit int, err error) {
-	if page, err = intParam(q, "page", 1, 1, maxPage); err != nil {
-		return 0, 0, err
-	}
-	if limit, err = intParam(q, "limit", DefaultLimit, 1, MaxLimit); err != nil {
-		return 0, 0, err
-	}
-	return page, limit, nil
-}
-
-// ParseDeliveryParams reads the query of a delivery log: page, limit, state.
-func ParseDeliveryParams(q url.Values) (DeliveryParams, error) {
-	var p DeliveryParams
-	var err error
-	if p.Page, p.Limit, err = ParsePageParams(q); err != nil {
-		return p, err
-	}
-	if v, ok := param(q, "state"); ok {
-		if delivery.StateValidator(delivery.State(v)) != nil {
-			return p, apperr.Validation("state", "must be one of: pending, succeeded, failed")
-		}
-		p.State = v
-	}
-	return p, nil
 }
 
 // normalize checks every present field, naming the first bad one; the URL is
