@@ -444,14 +444,14 @@ func (h *Hub) pace(ctx context.Context) {
 // roundLocked signals every stream due: each writer takes, once, what was
 // queued for it. Called with mu held.
 func (h *Hub) roundLocked() {
+	n := h.round.Add(1) // a writer of an earlier round no longer counts
 	select {
-	case <-h.roundOver: // the last round's, come after its wait
+	case <-h.roundOver: // an earlier round's, come after its wait
 	default:
 	}
-	n := h.round.Add(1)
 	h.roundLeft.Store(int64(len(h.due) - len(h.due)/roundStragglers))
 	if len(h.due) == 0 {
-		h.roundOver <- struct{}{}
+		h.over()
 	}
 	for i, s := range h.due {
 		s.round.Store(n)
@@ -465,10 +465,15 @@ func (h *Hub) roundLocked() {
 // turnDone tells the pacer that a writer of round n came back for more.
 func (h *Hub) turnDone(n uint64) {
 	if n == h.round.Load() && h.roundLeft.Add(-1) == 0 {
-		select {
-		case h.roundOver <- struct{}{}:
-		default:
-		}
+		h.over()
+	}
+}
+
+// over tells the pacer that the current round is over.
+func (h *Hub) over() {
+	select {
+	case h.roundOver <- struct{}{}:
+	default:
 	}
 }
 
