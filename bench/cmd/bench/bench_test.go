@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -139,5 +140,27 @@ func TestFootprintLines(t *testing.T) {
 				t.Errorf("%s: line %d within its target does not say ok: %q", tc.name, i, l)
 			}
 		}
+	}
+}
+
+// TestSendStamp: the sending time a stamped create carries is found again in
+// its event as the stream sends it (its item's JSON inside the event's), and
+// an event without one has none.
+func TestSendStamp(t *testing.T) {
+	sent := time.Unix(1_764_000_000, 123_456_789)
+	req, err := stampedCreate("http://127.0.0.1:1", &fixture{tokens: []string{"tok"}}, 0, 1, sent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var item map[string]string
+	if err := json.NewDecoder(req.Body).Decode(&item); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := json.Marshal(map[string]any{"id": "evt_1", "event": "item.created", "data": item, "timestamp": time.Now()})
+	if got, ok := sendStamp(data); !ok || !got.Equal(sent) {
+		t.Fatalf("sendStamp(%s) = %v, %v; want %v", data, got, ok, sent)
+	}
+	if _, ok := sendStamp([]byte(`{"data":{"description":"Created by the benchmark."}}`)); ok {
+		t.Fatal("found a stamp in an event without one")
 	}
 }

@@ -23,11 +23,15 @@ import (
 // following the events of one seeded user (realtimeSubs spread over the
 // users, so each change reaches realtimeSubs/users streams), while changes
 // arrive at realtimeRate a second; then REST create throughput with and
-// without those streams connected.
+// without those streams connected, and how soon the events of those
+// saturating creates reach the streams.
 const (
 	realtimeSubs   = 1000
 	realtimeRate   = 200
 	realtimeMaxP99 = 50 * time.Millisecond
+	// realtimeMaxBusyP99 is the p99 from a create's sending to its event
+	// at a subscriber while the creates saturate the server's CPU.
+	realtimeMaxBusyP99 = 100 * time.Millisecond
 	// realtimeMinRatio is the create throughput with the streams connected
 	// over without them.
 	realtimeMinRatio = 0.65
@@ -48,7 +52,14 @@ type realtimeResult struct {
 	Changes             int           // changes made at Rate
 	Delivered, Expected int           // stream events received, and due
 	P50, P99, Max       time.Duration // write (event timestamp) to subscriber
-	RSSBefore, RSSWith  int64         // server RSS (VmRSS) without and with the streams
+	// BusyP50, BusyP99 and BusyMax are the times from the sending of a
+	// create to its event at each subscriber during the creates with the
+	// streams connected (the server's CPU saturated); BusyTimed events
+	// were timed of BusyDue (the creates answered 201, times their
+	// owner's subscribers).
+	BusyP50, BusyP99, BusyMax time.Duration
+	BusyTimed, BusyDue        int
+	RSSBefore, RSSWith        int64 // server RSS (VmRSS) without and with the streams
 	// RSSPeak is the largest server RSS sampled from the streams' opening
 	// to their close, and RSSAfter the RSS once they have all closed.
 	RSSPeak, RSSAfter     int64
@@ -82,6 +93,9 @@ func (r realtimeResult) misses() []string {
 	}
 	if r.Delivered != r.Expected {
 		out = append(out, "events lost")
+	}
+	if r.BusyP99 > realtimeMaxBusyP99 {
+		out = append(out, "delivery p99 during saturating creates")
 	}
 	if r.Create < realtimeMinRatio*r.CreateWithout {
 		out = append(out, "creates with ÷ without")
@@ -119,6 +133,10 @@ func (r realtimeResult) print(w io.Writer, markdown bool) {
 	fmt.Fprintf(w, "%s%d SSE subscribers (each change reaches %d: its owner's), %d changes at %d/s: %d of %d events delivered; write→subscriber p50 %s ms, p99 %s ms (target < %s ms), max %s ms; server RSS %s MiB idle → %s MiB with the subscribers\n",
 		p, r.Subscribers, r.PerUser, r.Changes, r.Rate, r.Delivered, r.Expected,
 		ms(r.P50), ms(r.P99), ms(realtimeMaxP99), ms(r.Max), mib(r.RSSBefore), mib(r.RSSWith))
+	if r.BusyDue > 0 {
+		fmt.Fprintf(w, "%sdelivery during the saturating creates (a create's sending → its event at a subscriber): p50 %s ms, p99 %s ms (target ≤ %s ms), max %s ms; %d events timed of %d due\n",
+			p, ms(r.BusyP50), ms(r.BusyP99), ms(realtimeMaxBusyP99), ms(r.BusyMax), r.BusyTimed, r.BusyDue)
+	}
 	fmt.Fprintf(w, "%sPOST /v1/items with the %d subscribers connected: %.0f/s vs %.0f/s without = %s (target ≥ %.2f×): %s\n",
 		p, r.Subscribers, r.Create, r.CreateWithout, throughputRatio(r.Create, r.CreateWithout), realtimeMinRatio, r.verdict())
 	if m := r.misses(); len(m) > 0 {
@@ -194,9 +212,9 @@ type creates struct {
 	p50, p99 time.Duration
 }
 
-// createRate drives POST /v1/items with conns closed-loop workers for d.
+// createRate drives POST /v1/items with conns closed-loop workers for d,
+// each create stamped with the time it is sent (stampedCreate).
 func createRate(ctx context.Context, client *http.Client, base string, fx *fixture, conns int, d time.Duration, errs *errorTally) creates {
-	create := rows[slices.IndexFunc(rows, func(r row) bool { return r.name == "create" })]
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	var done atomic.Int64
@@ -208,12 +226,12 @@ func createRate(ctx context.Context, client *http.Client, base string, fx *fixtu
 		go func() {
 			defer wg.Done()
 			for n := 0; ctx.Err() == nil; n++ {
-				req, err := create.request(base, fx, w, n+1_000_000, conns)
+				sent := time.Now()
+				req, err := stampedCreate(base, fx, w, n+1_000_000, sent)
 				if err != nil {
 					errs.add(err.Error())
 					return
 				}
-				sent := time.Now()
 				res, err := client.Do(req.WithContext(ctx))
 				if err != nil {
 					if ctx.Err() == nil {
@@ -240,6 +258,39 @@ func createRate(ctx context.Context, client *http.Client, base string, fx *fixtu
 		c.p50, c.p99 = percentile(all, 50), percentile(all, 99)
 	}
 	return c
+}
+
+// stampedCreate is the create row's POST /v1/items whose description
+// carries sent, the time it is sent: its event then tells a subscriber how
+// long it took from the create's sending (sendStamp).
+func stampedCreate(base string, fx *fixture, w, n int, sent time.Time) (*http.Request, error) {
+	return authed("POST", base+"/v1/items", fx.token(w), jsonBody(map[string]string{
+		"name":        fmt.Sprintf("Bench item %d-%d", w, n),
+		"description": sentMark + strconv.FormatInt(sent.UnixNano(), 10),
+	}))
+}
+
+// sentMark precedes the sending time (Unix nanoseconds) in the description
+// of a stamped create.
+const sentMark = "Created by the benchmark, sent at "
+
+// sendStamp finds the sending time of a stamped create in the JSON of its
+// event, without decoding the rest (eventTimestamp).
+func sendStamp(data []byte) (time.Time, bool) {
+	i := bytes.Index(data, []byte(sentMark))
+	if i < 0 {
+		return time.Time{}, false
+	}
+	rest := data[i+len(sentMark):]
+	j := 0
+	for j < len(rest) && rest[j] >= '0' && rest[j] <= '9' {
+		j++
+	}
+	ns, err := strconv.ParseInt(string(rest[:j]), 10, 64)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return time.Unix(0, ns), true
 }
 
 // errorTally counts errors and keeps the first.
@@ -373,6 +424,10 @@ func measureRealtime(ctx context.Context, srv *process, fx *fixture, o options, 
 		// still wanted (SLOW_CONSUMER): the creates that follow then reach
 		// fewer subscribers, and their rate says nothing of the row.
 		dropped whyTally
+		// busy holds each subscriber's times from a stamped create's
+		// sending to its event (stampedCreate), stamped counts them.
+		busy    = make([][]time.Duration, realtimeSubs)
+		stamped atomic.Int64
 	)
 	opened.Add(realtimeSubs)
 	for i := range realtimeSubs {
@@ -406,10 +461,18 @@ func measureRealtime(ctx context.Context, srv *process, fx *fixture, o options, 
 					return
 				}
 				data, ok := bytes.CutPrefix(line, []byte("data: "))
-				if ok && counting.Load() {
+				if !ok {
+					continue
+				}
+				if counting.Load() {
 					frames.Add(1)
 				}
-				if !ok || !measuring.Load() {
+				if sent, ok := sendStamp(data); ok {
+					busy[i] = append(busy[i], time.Since(sent))
+					stamped.Add(1)
+					continue
+				}
+				if !measuring.Load() {
 					continue
 				}
 				now := time.Now()
@@ -508,8 +571,20 @@ loop:
 			return r, err
 		}
 	}
+	// The events of the last creates, and of any the streams fell behind
+	// on, are timed too: those that come late are the point.
+	r.BusyDue = int(with.n) * r.PerUser
+	deadline = time.Now().Add(10 * time.Second)
+	for stamped.Load() < int64(r.BusyDue) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
 	closeSubs()
 	readers.Wait()
+	all := slices.Concat(busy...)
+	slices.Sort(all)
+	if r.BusyTimed = len(all); r.BusyTimed > 0 {
+		r.BusyP50, r.BusyP99, r.BusyMax = percentile(all, 50), percentile(all, 99), all[len(all)-1]
+	}
 	r.RSSPeak = peak()
 	r.RSSAfter = srv.settledRSS()
 	r.Dropped, r.Why = dropped.counts()
