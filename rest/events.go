@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -129,11 +130,11 @@ func (h eventsHandler) stream(c *gin.Context) {
 }
 
 // serveStream writes st to out until one of them ends, then closes both.
-// One goroutine waits and writes: woken by the hub's round (events.Hub's
-// pace), it writes every event queued for it in one write, and waits for
-// the next round. Live frames are rendered once by the tailer for all the
-// streams they reach, and a write only gathers them (streamOut), so a
-// stream holds no buffer of its own.
+// One goroutine waits and writes: once it has an event, it lingers until
+// the stream's flush deadline (events.Subscription.Linger), then writes
+// every event waiting in one write. Live frames are rendered once by the
+// tailer for all the streams they reach, and a write only gathers them
+// (streamOut), so a stream holds no buffer of its own.
 func serveStream(ctx context.Context, st *service.Stream, out streamOut, log *slog.Logger) {
 	defer st.Close()
 	defer out.close()
@@ -158,6 +159,7 @@ func serveStream(ctx context.Context, st *service.Stream, out streamOut, log *sl
 			}
 			return
 		}
+		st.Linger(ctx)
 		for more := true; more; {
 			frames := framesPool.Get().(*[][]byte)
 			*frames, more, err = gather(st, ev, (*frames)[:0])
@@ -176,6 +178,11 @@ func serveStream(ctx context.Context, st *service.Stream, out streamOut, log *sl
 			}
 		}
 		keepAlive.Reset(keepAliveEvery)
+		// Let the requests the poller found waiting run before the next
+		// stream's write: the streams a read of the outbox woke would
+		// otherwise take their turns one after another, and a request
+		// would wait behind all of them.
+		runtime.Gosched()
 	}
 }
 

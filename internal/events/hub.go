@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	vm "github.com/VictoriaMetrics/metrics"
@@ -42,10 +41,10 @@ type Options struct {
 	// events then reach each stream together. Default 10ms; negative:
 	// read at every wake-up.
 	ReadGap time.Duration
-	// FlushInterval is the shortest time between two rounds (pace): the
-	// streams' writers take their queued events in rounds, so a stream
-	// writes at most once per interval. Default DefaultFlushInterval;
-	// negative: every read's events are handed over as soon as it ends.
+	// FlushInterval is the shortest time between two writes to one
+	// stream (Subscription.Linger): the flush deadline of a batch.
+	// Default DefaultFlushInterval; negative: every batch is written as
+	// soon as it is ready.
 	FlushInterval time.Duration
 	// QueryTimeout bounds each read of the outbox (REQUEST_TIMEOUT): a
 	// stream outlives any request deadline, its queries do not. Default 5s.
@@ -76,24 +75,6 @@ type Options struct {
 // docs/development.md has the figures.
 const DefaultFlushInterval = 20 * time.Millisecond
 
-// roundRest is how many times its own duration a round leaves to the rest
-// of the process before the next (pace): a write to a stream costs about
-// the same whatever it carries, so a round's duration grows with its
-// streams, and with a CPU that requests saturate or that the process
-// shares; the writes then keep to a third of what the process gets at
-// most, each carrying more events the busier the streams
-// (docs/development.md has the figures).
-const roundRest = 2
-
-// maxRoundWait bounds how long a round is waited for: a writer blocked on
-// a client that does not read (up to its write timeout) must not hold the
-// others' rounds. A round is over once all but one in roundStragglers of
-// its writers have come back for more.
-const (
-	maxRoundWait    = 100 * time.Millisecond
-	roundStragglers = 32
-)
-
 // batch is how many events one read of the outbox takes at most; never more
 // than a stream's buffer, so that one read alone cannot overflow a stream
 // that keeps up.
@@ -107,14 +88,6 @@ type Hub struct {
 	metrics *metrics
 	wake    chan struct{}
 	publish chan struct{}
-	// paced wakes the pacer: streams are due for a round.
-	paced chan struct{}
-	// round numbers the rounds; roundLeft counts the streams of the
-	// current one whose writers have not come back for more, and
-	// roundOver tells the pacer when enough have (turnDone).
-	round     atomic.Uint64
-	roundLeft atomic.Int64
-	roundOver chan struct{}
 
 	mu     sync.Mutex
 	last   Position // the position the tailer has fanned out up to
@@ -133,9 +106,9 @@ type Hub struct {
 	// open are the streams admitted and not yet released, replaying or
 	// live: those Recheck reaches.
 	open map[*Subscription]struct{}
-	// due are the streams the tailer queued events for since the last
-	// round, signalled once by the next (reused from round to round).
-	due []*Subscription
+	// woken are the streams the current read queued events for, signalled
+	// once at its end (reused from read to read).
+	woken []*Subscription
 }
 
 // New returns a hub over client; Run tails the outbox.
@@ -162,18 +135,16 @@ func New(client *ent.Client, opts Options) *Hub {
 		opts.Logger = slog.Default()
 	}
 	h := &Hub{
-		db:        client,
-		opts:      opts,
-		log:       opts.Logger.With("component", "events"),
-		wake:      make(chan struct{}, 1),
-		publish:   make(chan struct{}, 1),
-		paced:     make(chan struct{}, 1),
-		roundOver: make(chan struct{}, 1),
-		subs:      map[*Subscription]struct{}{},
-		admins:    map[*Subscription]struct{}{},
-		owners:    map[string]map[*Subscription]struct{}{},
-		perKey:    map[string]int{},
-		open:      map[*Subscription]struct{}{},
+		db:      client,
+		opts:    opts,
+		log:     opts.Logger.With("component", "events"),
+		wake:    make(chan struct{}, 1),
+		publish: make(chan struct{}, 1),
+		subs:    map[*Subscription]struct{}{},
+		admins:  map[*Subscription]struct{}{},
+		owners:  map[string]map[*Subscription]struct{}{},
+		perKey:  map[string]int{},
+		open:    map[*Subscription]struct{}{},
 	}
 	h.metrics = newMetrics(opts.Metrics)
 	return h
@@ -202,9 +173,6 @@ func (h *Hub) Run(ctx context.Context) {
 		go func() { defer close(relayDone); h.relay(ctx) }()
 		defer func() { <-relayDone }()
 	}
-	paceDone := make(chan struct{})
-	go func() { defer close(paceDone); h.pace(ctx) }()
-	defer func() { <-paceDone }()
 	poll := time.NewTimer(h.opts.PollInterval)
 	defer poll.Stop()
 	gap := time.NewTimer(0)
@@ -332,16 +300,14 @@ func (h *Hub) tail(ctx context.Context) (heldBack bool, err error) {
 			h.metrics.fanout.Update(now.Sub(ev.Timestamp).Seconds())
 			h.last = ev.Position()
 		}
-		// One wake-up per stream for all the events queued until the next
-		// round: its writer then takes them at once.
-		if h.opts.FlushInterval < 0 {
-			h.roundLocked()
-		} else if len(h.due) > 0 {
-			select {
-			case h.paced <- struct{}{}:
-			default:
-			}
+		// One wake-up per stream for the whole read: its writer then takes
+		// all of it at once.
+		for i, s := range h.woken {
+			s.signalled = false
+			s.signal()
+			h.woken[i] = nil
 		}
+		h.woken = h.woken[:0]
 		last := h.last
 		h.mu.Unlock()
 		if len(rows) < limit {
@@ -380,100 +346,7 @@ func (h *Hub) deliver(s *Subscription, ev *Event) {
 	}
 	if !s.signalled {
 		s.signalled = true
-		h.due = append(h.due, s)
-	}
-}
-
-// pace starts the rounds in which the streams' writers take their queued
-// events: each writer is signalled once per round, takes everything queued
-// for it, writes it and waits for the next round (Subscription.take). A
-// round starts FlushInterval after the last, at once after a quiet spell,
-// and no sooner than roundRest times the last round's duration after it
-// was over: the longer the writes take, because there are many streams or
-// because the CPU is busy, the further apart the rounds.
-//
-// Without rounds each writer woke for every read of the outbox, lingered
-// on a timer of its own until its flush deadline and, on a saturated CPU,
-// queued behind the requests for as long as the scheduler kept it there
-// (it yielded after each write, so that requests would not wait behind a
-// thousand streams): events then waited hundreds of milliseconds. A round
-// wakes the streams once, ahead of the requests readied after it, and its
-// duration decides when the next may start.
-func (h *Hub) pace(ctx context.Context) {
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	sleep := func(d time.Duration, over <-chan struct{}) bool {
-		if d <= 0 {
-			return true
-		}
-		timer.Reset(d)
-		defer timer.Stop()
-		select {
-		case <-ctx.Done():
-			return false
-		case <-timer.C:
-		case <-over:
-		}
-		return true
-	}
-	var next time.Time // the soonest the next round may start
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-h.paced:
-		}
-		if !sleep(time.Until(next), nil) {
-			return
-		}
-		start := time.Now()
-		h.mu.Lock()
-		h.roundLocked()
-		h.mu.Unlock()
-		if !sleep(maxRoundWait, h.roundOver) {
-			return
-		}
-		over := time.Now()
-		next = start.Add(h.opts.FlushInterval)
-		if rest := over.Add(roundRest * over.Sub(start)); rest.After(next) {
-			next = rest
-		}
-	}
-}
-
-// roundLocked signals every stream due: each writer takes, once, what was
-// queued for it. Called with mu held.
-func (h *Hub) roundLocked() {
-	n := h.round.Add(1) // a writer of an earlier round no longer counts
-	select {
-	case <-h.roundOver: // an earlier round's, come after its wait
-	default:
-	}
-	h.roundLeft.Store(int64(len(h.due) - len(h.due)/roundStragglers))
-	if len(h.due) == 0 {
-		h.over()
-	}
-	for i, s := range h.due {
-		s.round.Store(n)
-		s.signalled = false
-		s.signal()
-		h.due[i] = nil
-	}
-	h.due = h.due[:0]
-}
-
-// turnDone tells the pacer that a writer of round n came back for more.
-func (h *Hub) turnDone(n uint64) {
-	if n == h.round.Load() && h.roundLeft.Add(-1) == 0 {
-		h.over()
-	}
-}
-
-// over tells the pacer that the current round is over.
-func (h *Hub) over() {
-	select {
-	case h.roundOver <- struct{}{}:
-	default:
+		h.woken = append(h.woken, s)
 	}
 }
 

@@ -290,51 +290,48 @@ func TestShutdown(t *testing.T) {
 	}
 }
 
-// TestRoundsBatch: a stream's writer takes its events in the hub's rounds,
-// at most one per FlushInterval: the first after a quiet spell at once,
-// then everything queued until the next. A closed stream is not held
-// waiting for a round.
-func TestRoundsBatch(t *testing.T) {
+func TestLingerBatches(t *testing.T) {
 	const interval = 2 * time.Second
 	f := newFeed(t, events.Options{FlushInterval: interval})
 	env := f.env
 	s := f.subscribe(as(env.Alice, viewer.RoleUser), events.Filter{})
+	ctx := context.Background()
 
-	start := time.Now()
 	f.create(env.Alice, "a0")
 	next(t, s)
+	start := time.Now()
+	s.Linger(ctx) // the first batch after a quiet spell goes out at once
 	if d := time.Since(start); d >= interval {
-		t.Fatalf("the first event after a quiet spell was held %s", d)
+		t.Fatalf("the first batch was held %s", d)
 	}
 	noMore(t, s)
 
-	// Four events in one read, and one in a later read before the next
-	// round: the round hands them over together.
+	// Four events in one read: the writer wakes on the first and, held
+	// until the flush deadline, takes the rest with it.
 	f.create(env.Alice, "a1", "a2", "a3", "a4")
-	f.create(env.Alice, "a5")
 	next(t, s)
+	s.Linger(ctx)
 	if d := time.Since(start); d < interval {
-		t.Fatalf("the second round came %s after the first, before the flush interval %s", d, interval)
+		t.Fatalf("the second batch came %s after the first, before the flush interval %s", d, interval)
 	}
 	var got []string
 	for ev, ok := s.TryNext(); ok; ev, ok = s.TryNext() {
 		got = append(got, itemName(ev))
 	}
-	if fmt.Sprint(got) != fmt.Sprint([]string{"a2", "a3", "a4", "a5"}) {
-		t.Fatalf("the rest of the second round: %v", got)
+	if fmt.Sprint(got) != fmt.Sprint([]string{"a2", "a3", "a4"}) {
+		t.Fatalf("batch after linger: %v", got)
 	}
 
-	// A stream that ends is not held waiting for the round.
+	// A stream that ends is not held.
+	f.create(env.Alice, "a5")
+	next(t, s)
 	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_, _ = s.Next(context.Background())
-	}()
+	go func() { defer close(done); s.Linger(ctx) }()
 	s.Close()
 	select {
 	case <-done:
 	case <-time.After(wait):
-		t.Fatal("Next held a closed stream")
+		t.Fatal("Linger held a closed stream")
 	}
 }
 

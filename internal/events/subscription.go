@@ -97,8 +97,8 @@ type Filter struct {
 // replayPage is how many events one replay read takes.
 const replayPage = 200
 
-// Subscription is one client's stream. Next and TryNext are called from one
-// goroutine, the stream's writer.
+// Subscription is one client's stream. Next, TryNext and Linger are called
+// from one goroutine, the stream's writer.
 type Subscription struct {
 	hub *Hub
 	// viewer is who opened the stream: its user and key never change. Its
@@ -118,11 +118,10 @@ type Subscription struct {
 	recheck  chan struct{}
 
 	// mu guards queue: the live events the tailer handed over (once
-	// registered) and the writer has not taken yet. The tailer appends
-	// each read's events, and the hub's next round (pace) signals ready
-	// once: a writer wakes and takes the queue once per round, not once
-	// per event or per read. The events are shared by every stream they
-	// reach, so a stream's queue holds pointers only.
+	// registered) and the writer has not taken yet. The tailer appends a
+	// whole read's events, then signals ready once: a writer wakes once
+	// per read of the outbox, not once per event. The events are shared
+	// by every stream they reach, so a stream's queue holds pointers only.
 	mu    sync.Mutex
 	queue []*Event
 	ready chan struct{}
@@ -131,15 +130,11 @@ type Subscription struct {
 	// stream that keeps up allocates nothing per event.
 	batch []*Event
 	next  int
-	// granted: a round signalled the writer, which may take the queue
-	// once (take). round is the number of the last round that signalled
-	// it, turn that of the round whose turn the writer is taking, until it
-	// comes back for more (Hub.turnDone).
-	granted bool
-	round   atomic.Uint64
-	turn    uint64
-	// signalled: the stream is among the hub's due streams, signalled by
-	// the next round (guarded by the hub's mu).
+	// lastTake is when the writer last took a batch (Linger).
+	lastTake time.Time
+	linger   *time.Timer
+	// signalled: the tailer's current read already queued for this stream
+	// (guarded by the hub's mu).
 	signalled bool
 
 	// pos is the position of the last event handed to the client.
@@ -194,16 +189,6 @@ func (s *Subscription) end(err error) {
 		s.err = err
 		close(s.ended)
 	})
-}
-
-// isEnded reports whether the stream has ended.
-func (s *Subscription) isEnded() bool {
-	select {
-	case <-s.ended:
-		return true
-	default:
-		return false
-	}
 }
 
 // Ended is closed when the hub ends the stream (a slow consumer, a server
@@ -305,15 +290,9 @@ func (s *Subscription) popLive() (Event, bool) {
 	}
 }
 
-// take swaps the queue for the batch the writer is done with, once per
-// round (granted), and reports whether it got any event: events queued
-// after the round's signal wait for the next round. A stream the hub ended
-// hands out what it had queued without waiting for one.
+// take swaps the queue for the batch the writer is done with, and reports
+// whether it got any event.
 func (s *Subscription) take() bool {
-	if !s.granted && !s.isEnded() {
-		return false
-	}
-	s.granted = false
 	done := s.batch
 	clear(done) // the events are not held past their write
 	if cap(done) > maxIdleQueue {
@@ -348,6 +327,33 @@ func (s *Subscription) signal() {
 	case s.ready <- struct{}{}:
 	default:
 	}
+}
+
+// Linger holds the writer, once it has an event to write, until the hub's
+// FlushInterval has passed since it last took a batch, so that the events
+// arriving meanwhile go out in the same write. A write is what fan-out
+// costs (a syscall and the client's wake-up per stream, whatever it
+// carries): a stream of events then costs one write per interval rather
+// than one per event, while an event after a quiet spell goes out at once.
+// Replayed events are not held: they are all at hand. It returns early
+// when ctx ends or the hub ends the stream.
+func (s *Subscription) Linger(ctx context.Context) {
+	wait := s.hub.opts.FlushInterval - time.Since(s.lastTake)
+	if wait > 0 && s.caughtUp && len(s.pending) == 0 {
+		if s.linger == nil {
+			s.linger = time.NewTimer(wait)
+		} else {
+			s.linger.Reset(wait)
+		}
+		select {
+		case <-s.linger.C:
+		case <-s.ended:
+			s.linger.Stop()
+		case <-ctx.Done():
+			s.linger.Stop()
+		}
+	}
+	s.lastTake = time.Now()
 }
 
 // popPending takes the next replayed event, if any.
@@ -394,14 +400,8 @@ func (s *Subscription) NextOrCheck(ctx context.Context, check, idle <-chan time.
 		if ev, ok := s.popLive(); ok {
 			return ev, nil
 		}
-		if s.turn != 0 {
-			s.hub.turnDone(s.turn)
-			s.turn = 0
-		}
 		select {
 		case <-s.ready:
-			s.granted = true
-			s.turn = s.round.Load()
 		case <-s.recheck:
 		case <-s.ended:
 			if s.err == nil {

@@ -202,6 +202,17 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		Started:  time.Now().UTC(),
 		Note:     o.note,
 	}
+	// The sizes row runs before the rows that write, which would add to
+	// its small owner's items.
+	var sizesLine string
+	if sizes {
+		progress("sizes: the first page of owners of %d and %d items, one request at a time", len(fx.items[0]), sizesItems)
+		sz, err := measureSizes(ctx, srv.base, fx)
+		if err != nil {
+			return fmt.Errorf("sizes: %w", err)
+		}
+		sizesLine = sz.line()
+	}
 	for _, r := range selected {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -265,15 +276,6 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 			return fmt.Errorf("pgscale: %w", err)
 		}
 		res.PGScale = &ps
-	}
-	var sizesLine string
-	if sizes {
-		progress("sizes: the first page of owners of %d and %d items, one request at a time", len(fx.items[0]), sizesItems)
-		sz, err := measureSizes(ctx, srv.base, fx)
-		if err != nil {
-			return fmt.Errorf("sizes: %w", err)
-		}
-		sizesLine = sz.line()
 	}
 	if wal != nil {
 		foot.WALMax = wal.finish()
