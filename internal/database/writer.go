@@ -22,11 +22,13 @@ import (
 type writeGate struct {
 	ch chan struct{}
 	// writes counts the transactions committed since the last checkpoint
-	// (a batch's members each count: batch.go); the writer that brings it
-	// to checkpointAfter signals due (nil: no checkpointer).
-	writes atomic.Int64
-	due    chan struct{}
-	closed atomic.Bool // the checkpointer stopped: no more signals
+	// (a batch's members each count: batch.go); past
+	// checkpointAfter the committing writer passes the gate to the
+	// checkpointer over handoff (nil: no checkpointer) instead of
+	// releasing it.
+	writes  atomic.Int64
+	handoff chan struct{}
+	closed  atomic.Bool // the checkpointer stopped: no more handoffs
 
 	// Group commit (batch.go). open is the batch the next writer joins;
 	// only the gate's holder reads or changes it.
@@ -72,13 +74,16 @@ func (g *writeGate) acquire(ctx context.Context) error {
 func (g *writeGate) release() { <-g.ch }
 
 // leave ends a writer's turn; n is how many transactions it committed. The
-// writer that brings the transactions since the last checkpoint to
-// checkpointAfter tells the checkpointer that a round is due.
+// writer that brings the commits since the last checkpoint to checkpointAfter hands the
+// gate to the checkpointer, which releases it after copying the log: the
+// next writers wait for that copy as they would for a write, and the request
+// that crossed the bound does not.
 func (g *writeGate) leave(n int) {
-	if n > 0 && g.writes.Add(int64(n)) >= checkpointAfter && g.due != nil && !g.closed.Load() {
+	if n > 0 && g.writes.Add(int64(n)) >= checkpointAfter && g.handoff != nil && !g.closed.Load() {
 		select {
-		case g.due <- struct{}{}:
-		default: // a round is due already
+		case g.handoff <- struct{}{}:
+			return
+		default: // cannot happen while this writer holds the gate
 		}
 	}
 	g.release()
@@ -100,15 +105,9 @@ func (g *writeGate) leave(n int) {
 // and its turn at the gate came late, and the log grew by what all the
 // writes of that wait added (docs/development.md has the sizes). So the
 // writes also count: the one that makes checkpointAfter since the last
-// round makes a round due. A round first copies beside the writers
-// (PASSIVE, no gate held), which takes the bulk of the log while requests
-// go on, and only then takes its turn at the gate to copy what the writes
-// of that time added, so that the next write starts the log over: the
-// writers wait for that remainder only (before, the whole log was copied
-// with the gate held, and every write queued behind it).
-// The checkpointer has a connection of its own, so that a round never
-// waits, holding the gate, for one of the pool's (readers of deep pages can
-// hold them all for long).
+// round hands the gate straight to the checkpointer. The checkpointer has a
+// connection of its own, so that a round never waits, holding the gate, for
+// one of the pool's (readers of deep pages can hold them all for long).
 const (
 	// checkpointEvery is how often the loop copies the log into the
 	// database when anything was written and checkpointAfter did not
@@ -163,7 +162,7 @@ func startCheckpointer(path string, gate *writeGate) (*checkpointer, error) {
 	db.SetMaxIdleConns(1)
 	db.SetConnMaxIdleTime(0)
 	c := &checkpointer{db: db, gate: gate, wal: path + "-wal", max: truncateAbove, long: restartAbove, quit: make(chan struct{}), done: make(chan struct{})}
-	gate.due = make(chan struct{}, 1)
+	gate.handoff = make(chan struct{}, 1)
 	go c.run()
 	return c, nil
 }
@@ -176,37 +175,27 @@ func (c *checkpointer) run() {
 		select {
 		case <-c.quit:
 			return
-		case <-c.gate.due: // checkpointAfter transactions since the last round
+		case <-c.gate.handoff: // a writer passed the gate on
 		case <-t.C:
 			if c.gate.writes.Load() == 0 && !c.behind {
 				continue
 			}
+			// While the loop waits its turn, a writer may hand it the
+			// gate instead.
+			select {
+			case c.gate.ch <- struct{}{}:
+			case <-c.gate.handoff:
+			case <-c.quit:
+				return
+			}
 		}
-		if err := c.copyBeside(context.Background()); err != nil {
-			slog.Warn("sqlite checkpoint beside the writers", "err", err)
-		}
-		select {
-		case c.gate.ch <- struct{}{}:
-		case <-c.quit:
-			return
-		}
-		c.gate.flush() // a batch a writer left open for the next is committed first
+		c.gate.flush() // the batch a writer handed on is committed first
 		err := c.copyLog(context.Background())
 		c.gate.release()
 		if err != nil {
 			slog.Warn("sqlite checkpoint", "err", err)
 		}
 	}
-}
-
-// copyBeside copies the log into the database beside the writers (PASSIVE,
-// the gate not held): what the writers append meanwhile is left to the
-// round's copy at the gate.
-func (c *checkpointer) copyBeside(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	var busy, frames, copied int
-	return c.db.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &frames, &copied)
 }
 
 // copyLog copies the log into the database (PASSIVE: it leaves the pages
@@ -239,8 +228,8 @@ func (c *checkpointer) copyLog(ctx context.Context) error {
 }
 
 // stop ends the rounds and waits for the loop. It takes the gate first, so
-// that the writers after it see that no checkpointer takes the gate any
-// more.
+// that a writer who handed it over has its round and the writers after see
+// that no checkpointer takes the gate any more.
 func (c *checkpointer) stop() {
 	c.once.Do(func() {
 		c.gate.closed.Store(true)

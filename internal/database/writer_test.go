@@ -80,86 +80,74 @@ func TestCheckpointTruncatesLog(t *testing.T) {
 	}
 }
 
-// TestGateSignalsAfterWrites: the writer whose commit makes checkpointAfter
-// transactions since the last round tells the checkpointer that a round is
-// due, and lets the next writer in all the same; writers that committed
-// nothing never do, nor does any writer once the checkpointer has stopped.
-func TestGateSignalsAfterWrites(t *testing.T) {
+// TestGateHandsOverAfterWrites: the writer whose commit makes
+// checkpointAfter since the last round does not release the gate but hands it
+// to the checkpointer; writers that committed nothing never do.
+func TestGateHandsOverAfterWrites(t *testing.T) {
 	ctx := context.Background()
 	g := newWriteGate(&writeHealth{})
-	g.due = make(chan struct{}, 1)
+	g.handoff = make(chan struct{}, 1)
 	for i := range checkpointAfter - 1 {
 		if err := g.acquire(ctx); err != nil {
 			t.Fatal(err)
 		}
 		g.leave(1)
-		if len(g.due) != 0 {
-			t.Fatalf("a round due after %d writes, want %d", i+1, checkpointAfter)
+		if len(g.handoff) != 0 {
+			t.Fatalf("handed over after %d writes, want %d", i+1, checkpointAfter)
 		}
 	}
 	if err := g.acquire(ctx); err != nil {
 		t.Fatal(err)
 	}
 	g.leave(0) // a rollback
-	if len(g.due) != 0 {
-		t.Fatal("a writer that committed nothing made a round due")
+	if len(g.handoff) != 0 {
+		t.Fatal("a writer that committed nothing handed over the gate")
 	}
 	if err := g.acquire(ctx); err != nil {
 		t.Fatal(err)
 	}
 	g.leave(1)
 	select {
-	case <-g.due:
+	case <-g.handoff:
 	default:
-		t.Fatalf("no round due after %d writes", checkpointAfter)
+		t.Fatalf("no handover after %d writes", checkpointAfter)
 	}
-	short, cancel := context.WithTimeout(ctx, time.Second)
+	short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
 	defer cancel()
-	if err := g.acquire(short); err != nil {
-		t.Fatalf("the gate is held after the write that made a round due: %v", err)
+	if err := g.acquire(short); err == nil {
+		t.Fatal("the gate was free while the checkpointer held it")
+	}
+	g.release() // the checkpointer's round is over
+	if err := g.acquire(ctx); err != nil {
+		t.Fatal(err)
 	}
 	g.closed.Store(true)
+	g.writes.Store(checkpointAfter)
 	g.leave(1)
-	if len(g.due) != 0 {
-		t.Fatal("a round due for a stopped checkpointer")
+	if len(g.handoff) != 0 {
+		t.Fatal("handed over to a stopped checkpointer")
 	}
 }
 
-// TestDueRoundCopiesLog: once writes make a round due, the loop copies the
-// log into the database without anyone's help and the next write starts
-// the log over.
-func TestDueRoundCopiesLog(t *testing.T) {
+// TestLoopTakesHandoverWhileWaiting: a round of the clock that waits for the
+// gate takes it as well from a writer who hands it over (it once waited out
+// its 5 s timeout instead, with every writer queued behind).
+func TestLoopTakesHandoverWhileWaiting(t *testing.T) {
 	ctx := context.Background()
-	db := openFile(t, filepath.Join(t.TempDir(), "due.db"))
-	execIn(t, db.driver, "CREATE TABLE t (v TEXT)")
-	for range checkpointAfter {
-		if err := db.driver.Exec(ctx, "INSERT INTO t VALUES (?)", []any{strings.Repeat("x", 1<<10)}, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// The round resets the count; the write after it starts the log over.
-	deadline := time.Now().Add(10 * time.Second)
-	for db.gate.writes.Load() >= checkpointAfter {
-		if time.Now().After(deadline) {
-			t.Fatal("no round after checkpointAfter writes")
-		}
-		time.Sleep(time.Millisecond)
-	}
-	release, err := db.HoldWrites(ctx) // the round is over once the gate is ours
-	if err != nil {
+	db := openFile(t, filepath.Join(t.TempDir(), "handover.db"))
+	g := db.ckpt.gate
+	if err := g.acquire(ctx); err != nil {
 		t.Fatal(err)
 	}
-	release()
-	if err := db.driver.Exec(ctx, "INSERT INTO t VALUES ('after')", []any{}, nil); err != nil {
-		t.Fatal(err)
+	g.writes.Store(checkpointAfter - 1)
+	time.Sleep(3 * checkpointEvery) // the loop's round now waits for the gate
+	g.leave(1)
+	short, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	if err := g.acquire(short); err != nil {
+		t.Fatalf("gate still held after the handover: %v", err)
 	}
-	var busy, frames, copied int
-	if err := db.SQL.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &frames, &copied); err != nil {
-		t.Fatal(err)
-	}
-	if frames > 8 {
-		t.Fatalf("%d frames in the log after the round and one write: the log did not start over", frames)
-	}
+	g.release()
 }
 
 // TestRoundWaitsBrieflyForReaders: a round over a long log waits for the
