@@ -35,8 +35,10 @@ type writeGate struct {
 	open    *batch
 	window  time.Duration // a batch's longest life; 0: no batching
 	waiting atomic.Int32  // writers blocked in acquire
-	health  *writeHealth
-	stats   atomic.Pointer[batchStats] // nil until RegisterMetrics
+	// committing: a committer (commitSoon) is on its way to the gate.
+	committing atomic.Bool
+	health     *writeHealth
+	stats      atomic.Pointer[batchStats] // nil until RegisterMetrics
 }
 
 // gateTimeout bounds a wait for the gate like busy_timeout bounds a wait for
