@@ -22,20 +22,20 @@ import (
 // So the transactions of this process share SQLite's: the first writer at
 // the gate begins a transaction (a batch), and each writer's transaction,
 // the first's included, is a savepoint in it (member). A member that
-// commits releases its savepoint and, when other writers wait at the gate,
-// hands the gate on with the batch still open; the writer that finds no one
-// waiting (or the batch older than its window, or full) commits the batch,
-// and every member's Commit returns that commit's result. A member that
+// commits releases its savepoint and hands the gate on with the batch still
+// open; the batch commits once the writers on their way to the gate have
+// joined it (settle), and every member's Commit returns that commit's
+// result. A member that
 // rolls back undoes its own savepoint only: its writes leave no trace, and
 // the members before and after it commit. Nothing is acknowledged before
 // the commit that holds it: Commit returns only then, so a request answers
 // only for a change that is in the database, as before.
 //
-// A lone writer finds no one waiting and commits at once: the batching
-// costs it two statements (SAVEPOINT, RELEASE) and no wait. Under load the
-// writers queued at the gate join the open batch, and a batch lasts at
-// most its window (DATABASE_BATCH_WINDOW) from its first member's start, or
-// maxBatch members. A member that found the batch's earlier members' writes
+// A lone writer's batch commits at once: the batching costs it two
+// statements (SAVEPOINT, RELEASE), a goroutine and no wait. Under load the
+// writers join the open batch, and a batch lasts at most its window
+// (DATABASE_BATCH_WINDOW) from its first member's start, or maxBatch
+// members. A member that found the batch's earlier members' writes
 // (a row they made) waits for their commit even when it rolls back, so that
 // no answer rests on a write that might not commit.
 //
