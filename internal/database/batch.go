@@ -3,7 +3,6 @@ package database
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"runtime"
 	"time"
@@ -51,7 +50,7 @@ const maxBatch = 256
 
 // batch is one SQLite transaction that several writers' transactions share.
 type batch struct {
-	tx      dialect.Tx
+	tx      watchedTx // notes storage failures and a commit's success
 	opened  time.Time
 	members int           // savepoints released into it
 	done    chan struct{} // closed once the batch has committed or rolled back
@@ -80,15 +79,14 @@ func (w writeWatch) join(ctx context.Context) (dialect.Tx, error) {
 			w.health.note(err)
 			return nil, err
 		}
-		b = &batch{tx: tx, opened: time.Now(), done: make(chan struct{})}
+		b = &batch{tx: watchedTx{Tx: tx, health: w.health}, opened: time.Now(), done: make(chan struct{})}
 		g.open = b
 	}
-	m := &member{b: b, g: g, health: w.health, ctx: context.WithoutCancel(ctx), prior: b.members}
+	m := &member{b: b, g: g, ctx: context.WithoutCancel(ctx), prior: b.members}
 	if err := m.exec("SAVEPOINT member"); err != nil {
 		// The batch's transaction does not take savepoints: it failed.
 		g.abort(fmt.Errorf("batch: %w", err))
 		g.leave(0)
-		w.health.note(err)
 		return nil, err
 	}
 	return m, nil
@@ -98,15 +96,12 @@ func (w writeWatch) join(ctx context.Context) (dialect.Tx, error) {
 // writer holding the gate runs statements, so the batch's transaction has
 // one user at a time.
 type member struct {
-	b      *batch
-	g      *writeGate
-	health *writeHealth
-	ctx    context.Context // for the savepoint's own statements
-	prior  int             // members released before this one began
-	ended  bool
+	b     *batch
+	g     *writeGate
+	ctx   context.Context // for the savepoint's own statements
+	prior int             // members released before this one began
+	ended bool
 }
-
-var errTxDone = sql.ErrTxDone
 
 func (m *member) exec(query string) error {
 	return m.b.tx.Exec(m.ctx, query, []any{}, nil)
@@ -115,66 +110,44 @@ func (m *member) exec(query string) error {
 // Exec implements dialect.ExecQuerier.
 func (m *member) Exec(ctx context.Context, query string, args, v any) error {
 	if m.ended {
-		return errTxDone
+		return sql.ErrTxDone
 	}
-	err := m.b.tx.Exec(ctx, query, args, v)
-	m.health.note(err)
-	return err
+	return m.b.tx.Exec(ctx, query, args, v)
 }
 
 // Query implements dialect.ExecQuerier.
 func (m *member) Query(ctx context.Context, query string, args, v any) error {
 	if m.ended {
-		return errTxDone
+		return sql.ErrTxDone
 	}
-	err := m.b.tx.Query(ctx, query, args, v)
-	m.health.note(err)
-	return err
+	return m.b.tx.Query(ctx, query, args, v)
 }
 
-// ExecContext runs a statement ent has no builder for (the generated
-// Tx.ExecContext), noting failures like Exec.
+// ExecContext runs a statement ent has no builder for (watchedTx's).
 func (m *member) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	ex, ok := m.b.tx.(interface {
-		ExecContext(context.Context, string, ...any) (sql.Result, error)
-	})
-	if !ok {
-		return nil, errors.New("the transaction runs no raw statements")
-	}
 	if m.ended {
-		return nil, errTxDone
+		return nil, sql.ErrTxDone
 	}
-	res, err := ex.ExecContext(ctx, query, args...)
-	m.health.note(err)
-	return res, err
+	return m.b.tx.ExecContext(ctx, query, args...)
 }
 
 // QueryContext runs a statement ent has no builder for that returns rows
-// (the event sequence's UPDATE … RETURNING), noting failures like Exec.
+// (watchedTx's).
 func (m *member) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	q, ok := m.b.tx.(interface {
-		QueryContext(context.Context, string, ...any) (*sql.Rows, error)
-	})
-	if !ok {
-		return nil, errors.New("the transaction runs no raw queries")
-	}
 	if m.ended {
-		return nil, errTxDone
+		return nil, sql.ErrTxDone
 	}
-	rows, err := q.QueryContext(ctx, query, args...)
-	m.health.note(err)
-	return rows, err
+	return m.b.tx.QueryContext(ctx, query, args...)
 }
 
 // Commit releases the member's savepoint into the batch and returns once
 // the batch has committed, with the batch's result.
 func (m *member) Commit() error {
 	if m.ended {
-		return errTxDone
+		return sql.ErrTxDone
 	}
 	m.ended = true
 	if err := m.exec("RELEASE member"); err != nil {
-		m.health.note(err)
 		m.undo()
 		return err
 	}
@@ -186,7 +159,7 @@ func (m *member) Commit() error {
 // Rollback undoes the member's savepoint; the batch goes on without it.
 func (m *member) Rollback() error {
 	if m.ended {
-		return errTxDone
+		return sql.ErrTxDone
 	}
 	m.ended = true
 	err := m.undo()
@@ -271,10 +244,8 @@ func (g *writeGate) commitOpen() int {
 	b.err = b.tx.Commit()
 	close(b.done)
 	if b.err != nil {
-		g.health.note(b.err)
 		return 0
 	}
-	g.health.failing.Store(false)
 	if s := g.stats.Load(); s != nil {
 		s.commits.Inc()
 		s.members.Add(b.members)

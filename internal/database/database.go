@@ -94,7 +94,7 @@ func OpenVia(ctx context.Context, rawURL string, maxConns int, open Opener) (*DB
 	var file string
 	var lock *os.File
 	if dialectName == "sqlite" {
-		gate = newWriteGate(health)
+		gate = newWriteGate()
 		if dsn != ":memory:" {
 			if lock, err = lockShared(dsn); err != nil {
 				db.Close()

@@ -48,8 +48,8 @@ const gateTimeout = 10 * time.Second
 // errGateTimeout is the error of a writer that waited gateTimeout in vain.
 var errGateTimeout = errors.New("database is locked: waited too long for the writer")
 
-func newWriteGate(health *writeHealth) *writeGate {
-	return &writeGate{ch: make(chan struct{}, 1), window: DefaultBatchWindow, health: health}
+func newWriteGate() *writeGate {
+	return &writeGate{ch: make(chan struct{}, 1), window: DefaultBatchWindow}
 }
 
 // acquire waits for the gate; release or leave must follow exactly once.

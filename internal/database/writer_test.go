@@ -85,7 +85,7 @@ func TestCheckpointTruncatesLog(t *testing.T) {
 // to the checkpointer; writers that committed nothing never do.
 func TestGateHandsOverAfterWrites(t *testing.T) {
 	ctx := context.Background()
-	g := newWriteGate(&writeHealth{})
+	g := newWriteGate()
 	g.handoff = make(chan struct{}, 1)
 	for i := range checkpointAfter - 1 {
 		if err := g.acquire(ctx); err != nil {
