@@ -121,23 +121,7 @@ func TestKillDuringBatches(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	var integrity string
-	if err := d.SQL.QueryRow("PRAGMA integrity_check").Scan(&integrity); err != nil || integrity != "ok" {
-		t.Fatalf("integrity_check: %q, %v", integrity, err)
-	}
-	have := map[string]bool{}
-	rows, err := d.SQL.Query("SELECT id FROM items")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			t.Fatal(err)
-		}
-		have[id] = true
-	}
-	rows.Close()
+	have := storedItems(t, d.SQL)
 	for _, id := range acked {
 		if !have[id] {
 			t.Fatalf("item %s was acknowledged (201) but is not in the database after the kill (%d acknowledged, %d stored)", id, len(acked), len(have))

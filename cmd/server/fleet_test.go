@@ -63,6 +63,33 @@ func login(t *testing.T, base, key string) apiClient {
 	return c
 }
 
+// storedItems checks an SQLite database's integrity and returns the ids of
+// its items.
+func storedItems(t *testing.T, db *sql.DB) map[string]bool {
+	t.Helper()
+	var integrity string
+	if err := db.QueryRow("PRAGMA integrity_check").Scan(&integrity); err != nil || integrity != "ok" {
+		t.Fatalf("integrity_check: %q, %v", integrity, err)
+	}
+	have := map[string]bool{}
+	rows, err := db.Query("SELECT id FROM items")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		have[id] = true
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return have
+}
+
 var firstKey = regexp.MustCompile(`sk_live_[a-z2-7]{32}`)
 
 // TestBackupUnderWrites: server backup copies the SQLite database while the
@@ -155,23 +182,7 @@ func TestBackupUnderWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var integrity string
-	if err := copyDB.QueryRow("PRAGMA integrity_check").Scan(&integrity); err != nil || integrity != "ok" {
-		t.Fatalf("integrity_check of the copy: %q, %v", integrity, err)
-	}
-	have := map[string]bool{}
-	rows, err := copyDB.Query("SELECT id FROM items")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			t.Fatal(err)
-		}
-		have[id] = true
-	}
-	rows.Close()
+	have := storedItems(t, copyDB)
 	copyDB.Close()
 	for _, id := range before {
 		if !have[id] {
