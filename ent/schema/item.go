@@ -28,16 +28,23 @@ func (Item) Mixin() []ent.Mixin {
 	}
 }
 
+// Bounds of an item's text fields, in characters (DESIGN §2): the service
+// checks them and the OpenAPI document states them.
+const (
+	ItemNameMax        = 200
+	ItemDescriptionMax = 5000
+)
+
 // Fields of the Item. Length bounds are checked (in characters, with clear
 // messages) by the service layer; the validators here are the last line.
 func (Item) Fields() []ent.Field {
 	return []ent.Field{
 		named.Validate(field.String("name"), named.NotEmpty).
 			Comment("1–200 characters after trimming.").
-			Annotations(entgql.OrderField("NAME"), api.Length(1, 200), api.Trimmed()),
+			Annotations(entgql.OrderField("NAME"), api.Length(1, ItemNameMax), api.Trimmed()),
 		field.Text("description").
 			Default("").
-			Annotations(api.Length(0, 5000)),
+			Annotations(api.Length(0, ItemDescriptionMax)),
 		field.Enum("status").
 			Values("active", "archived").
 			Default("active").

@@ -6,13 +6,14 @@ import (
 	"unicode/utf8"
 
 	"github.com/acme/itemsvc/ent/item"
+	"github.com/acme/itemsvc/ent/schema"
 	"github.com/acme/itemsvc/internal/apperr"
 )
 
-// Bounds of item fields, in characters (DESIGN §2).
+// Bounds of item fields, in characters, as the schema declares them.
 const (
-	MaxNameLen        = 200
-	MaxDescriptionLen = 5000
+	MaxNameLen        = schema.ItemNameMax
+	MaxDescriptionLen = schema.ItemDescriptionMax
 )
 
 // normalize trims the name and checks every present field, naming the first
