@@ -37,7 +37,6 @@ type writeGate struct {
 	waiting atomic.Int32  // writers blocked in acquire
 	// committing: a committer (commitSoon) is on its way to the gate.
 	committing atomic.Bool
-	health     *writeHealth
 	stats      atomic.Pointer[batchStats] // nil until RegisterMetrics
 }
 

@@ -48,6 +48,7 @@ func newTracedApp(t *testing.T, tr *tracing.Tracing) *tracedApp {
 	t.Helper()
 	cfg := testutil.Config(t)
 	cfg.WebhookAllowPrivate = true
+	cfg.DatabaseBatchWindow = 0 // BEGIN and COMMIT in the request's trace: cmd/server's TestTracesOverOTLP says why
 	ta := &tracedApp{}
 	var h slog.Handler = slog.NewJSONHandler(lockedWriter{ta}, nil)
 	if tr != nil {
