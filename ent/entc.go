@@ -76,6 +76,8 @@ func main() {
 	storage.SchemaMode &^= gen.Migrate
 	err = entc.Generate("./schema", &gen.Config{
 		Storage: &storage,
+		// First, so that entgql's hooks see the inputs it trims.
+		Hooks: []gen.Hook{restShapes},
 		Features: []gen.Feature{
 			gen.FeaturePrivacy,
 			gen.FeatureEntQL,

@@ -24,9 +24,9 @@ type Item struct {
 	UpdatedAt time.Time `json:"updated_at,omitempty"`
 	// 1–200 characters after trimming.
 	Name string `json:"name,omitempty"`
-	// Description holds the value of the "description" field.
+	// Up to 5000 characters; a new item's is empty unless set.
 	Description string `json:"description,omitempty"`
-	// Status holds the value of the "status" field.
+	// Whether the item is in use; a new item is active unless set.
 	Status item.Status `json:"status,omitempty"`
 	// UserID holds the value of the "user_id" field.
 	UserID string `json:"user_id,omitempty"`

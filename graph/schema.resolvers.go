@@ -9,7 +9,6 @@ import (
 	"context"
 
 	"github.com/acme/itemsvc/ent"
-	"github.com/acme/itemsvc/ent/item"
 	"github.com/acme/itemsvc/graph/generated"
 	"github.com/acme/itemsvc/graph/model"
 	"github.com/acme/itemsvc/internal/service"
@@ -30,12 +29,12 @@ func (r *mutationResolver) Login(ctx context.Context, apiKey string) (*service.T
 }
 
 // CreateItem is the resolver for the createItem field.
-func (r *mutationResolver) CreateItem(ctx context.Context, input service.ItemInput) (*ent.Item, error) {
+func (r *mutationResolver) CreateItem(ctx context.Context, input ent.CreateItemInput) (*ent.Item, error) {
 	return r.svc.CreateItem(ctx, input)
 }
 
 // UpdateItem is the resolver for the updateItem field.
-func (r *mutationResolver) UpdateItem(ctx context.Context, id string, input service.ItemInput, ifMatch *string) (*ent.Item, error) {
+func (r *mutationResolver) UpdateItem(ctx context.Context, id string, input ent.UpdateItemInput, ifMatch *string) (*ent.Item, error) {
 	pre, err := ifMatchArg(ifMatch)
 	if err != nil {
 		return nil, err
@@ -70,37 +69,13 @@ func (r *subscriptionResolver) ItemEvents(ctx context.Context, types []model.Ite
 	return subscribeItemEvents(ctx, r.svc, types, after)
 }
 
-// Status is the resolver for the status field.
-func (r *createItemInputResolver) Status(ctx context.Context, obj *service.ItemInput, data *item.Status) error {
-	setStatus(obj, data)
-	return nil
-}
-
-// Status is the resolver for the status field.
-func (r *updateItemInputResolver) Status(ctx context.Context, obj *service.ItemInput, data *item.Status) error {
-	setStatus(obj, data)
-	return nil
-}
-
 // Mutation returns generated.MutationResolver implementation.
 func (r *Resolver) Mutation() generated.MutationResolver { return &mutationResolver{r} }
 
 // Subscription returns generated.SubscriptionResolver implementation.
 func (r *Resolver) Subscription() generated.SubscriptionResolver { return &subscriptionResolver{r} }
 
-// CreateItemInput returns generated.CreateItemInputResolver implementation.
-func (r *Resolver) CreateItemInput() generated.CreateItemInputResolver {
-	return &createItemInputResolver{r}
-}
-
-// UpdateItemInput returns generated.UpdateItemInputResolver implementation.
-func (r *Resolver) UpdateItemInput() generated.UpdateItemInputResolver {
-	return &updateItemInputResolver{r}
-}
-
 type (
-	mutationResolver        struct{ *Resolver }
-	subscriptionResolver    struct{ *Resolver }
-	createItemInputResolver struct{ *Resolver }
-	updateItemInputResolver struct{ *Resolver }
+	mutationResolver     struct{ *Resolver }
+	subscriptionResolver struct{ *Resolver }
 )

@@ -19,7 +19,6 @@ import (
 	"github.com/acme/itemsvc/ent"
 	"github.com/acme/itemsvc/internal/app"
 	"github.com/acme/itemsvc/internal/config"
-	"github.com/acme/itemsvc/internal/service"
 	"github.com/acme/itemsvc/internal/testutil"
 	"github.com/acme/itemsvc/internal/viewer"
 )
@@ -124,7 +123,7 @@ func TestEventOrderAcrossReplicas(t *testing.T) {
 	alice, bob, admin := as(a.Alice), as(a.Bob), as(a.Admin)
 	svc := a.App.Service
 	create := func(ctx context.Context, name string) (*ent.Item, error) {
-		return svc.CreateItem(ctx, service.ItemInput{Name: &name})
+		return svc.CreateItem(ctx, ent.CreateItemInput{Name: name})
 	}
 
 	// Events before any reader, so that readers have points to resume from.
@@ -264,7 +263,7 @@ func TestEventOrderAcrossReplicas(t *testing.T) {
 				record("item.created:" + name)
 				if i%3 == 0 {
 					renamed := name + "-renamed"
-					if _, err := svc.UpdateItem(ctx, it.ID, service.ItemInput{Name: &renamed}); err != nil {
+					if _, err := svc.UpdateItem(ctx, it.ID, ent.UpdateItemInput{Name: &renamed}); err != nil {
 						return err
 					}
 					record("item.updated:" + renamed)

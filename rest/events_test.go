@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acme/itemsvc/ent"
 	"github.com/acme/itemsvc/internal/app"
 	"github.com/acme/itemsvc/internal/config"
 	"github.com/acme/itemsvc/internal/service"
@@ -461,7 +462,7 @@ func createItem(t *testing.T, env *testutil.Env, as testutil.Actor, name string)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := env.App.Service.CreateItem(viewer.NewContext(context.Background(), v), service.ItemInput{Name: &name}); err != nil {
+	if _, err := env.App.Service.CreateItem(viewer.NewContext(context.Background(), v), ent.CreateItemInput{Name: name}); err != nil {
 		t.Fatalf("create item: %v", err)
 	}
 }

@@ -9,14 +9,6 @@ import (
 	"github.com/acme/itemsvc/internal/service"
 )
 
-// Fields of an item body: what a client may set, and what it may send back as
-// it got it (read-only: decode.go).
-var (
-	itemFields   = []string{"name", "description", "status"}
-	itemReadOnly = readOnly{fixed: []string{"id", "user_id", "created_at"}, kept: []string{"updated_at"},
-		reason: ": send it as it was read, or leave it out"}
-)
-
 type items struct{ svc *service.Service }
 
 // bindItems binds the /items routes.
@@ -78,7 +70,12 @@ func (h items) get(c *gin.Context) {
 }
 
 func (h items) create(c *gin.Context) {
-	in, err := itemInput(c, nil, nil)
+	o, err := itemBody.decode(c, nil)
+	if err != nil {
+		renderError(c, err)
+		return
+	}
+	in, err := decodeCreateItemInput(o)
 	if err != nil {
 		renderError(c, err)
 		return
@@ -95,13 +92,18 @@ func (h items) create(c *gin.Context) {
 
 func (h items) update(c *gin.Context) {
 	id := c.Param("id")
-	in, err := itemInput(c, &itemReadOnly, func() (any, error) {
+	o, err := itemBody.decode(c, func() (any, error) {
 		it, err := h.svc.GetItem(c.Request.Context(), id)
 		if err != nil {
 			return nil, err
 		}
 		return resource.NewItem(it), nil
 	})
+	if err != nil {
+		renderError(c, err)
+		return
+	}
+	in, err := decodeUpdateItemInput(o)
 	if err != nil {
 		renderError(c, err)
 		return
@@ -132,33 +134,4 @@ func (h items) delete(c *gin.Context) {
 		return
 	}
 	renderData(c, http.StatusOK, gin.H{"id": id, "deleted": true})
-}
-
-// itemInput decodes an item body: on create (ro nil) the settable fields
-// only; on update also the read-only ones, checked against current.
-func itemInput(c *gin.Context, ro *readOnly, current func() (any, error)) (service.ItemInput, error) {
-	var in service.ItemInput
-	body, err := decodeObject(c)
-	if err != nil {
-		return in, err
-	}
-	if ro == nil {
-		ro = &readOnly{}
-	}
-	if err := body.allow(itemFields, ro.all()...); err != nil {
-		return in, err
-	}
-	if err := body.check(*ro, current); err != nil {
-		return in, err
-	}
-	if in.Name, err = body.str("name"); err != nil {
-		return in, err
-	}
-	if in.Description, err = body.str("description"); err != nil {
-		return in, err
-	}
-	if in.Status, err = body.str("status"); err != nil {
-		return in, err
-	}
-	return in, nil
 }

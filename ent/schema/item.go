@@ -44,10 +44,12 @@ func (Item) Fields() []ent.Field {
 			Annotations(entgql.OrderField("NAME"), api.Length(1, ItemNameMax), api.Trimmed()),
 		field.Text("description").
 			Default("").
+			Comment("Up to 5000 characters; a new item's is empty unless set.").
 			Annotations(api.Length(0, ItemDescriptionMax)),
 		field.Enum("status").
 			Values("active", "archived").
 			Default("active").
+			Comment("Whether the item is in use; a new item is active unless set.").
 			// Named here because gqlgen.yml binds the enum (ent/entc.go
 			// keeps @goModel out of the schema), and entgql would then
 			// prefix the name twice (ItemItemStatus).
@@ -100,6 +102,10 @@ func (Item) Annotations() []schema.Annotation {
 			"as REST's limit takes 1 to 100; the page after this one starts after pageInfo.endCursor. " +
 			"totalCount counts every item of the filter, not only this page's."),
 		entgql.RelayConnection(),
+		entgql.Mutations(
+			"A new item, for createItem. A bad value is VALIDATION_ERROR naming the field in extensions.field, as on REST, an unknown status included.",
+			"The changes to an item, for updateItem: a field that is absent (or null) stays as it is. "+
+				"A bad value is VALIDATION_ERROR naming the field in extensions.field, as on REST, an unknown status included."),
 	}
 }
 

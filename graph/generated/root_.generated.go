@@ -38,9 +38,7 @@ type ResolverRoot interface {
 	Subscription() SubscriptionResolver
 	User() UserResolver
 	Webhook() WebhookResolver
-	CreateItemInput() CreateItemInputResolver
 	CreateWebhookInput() CreateWebhookInputResolver
-	UpdateItemInput() UpdateItemInputResolver
 	UpdateWebhookInput() UpdateWebhookInputResolver
 }
 
@@ -192,7 +190,7 @@ type ComplexityRoot struct {
 	Mutation struct {
 		CreateAPIKey        func(childComplexity int, input model.CreateAPIKeyInput) int
 		CreateBackup        func(childComplexity int) int
-		CreateItem          func(childComplexity int, input service.ItemInput) int
+		CreateItem          func(childComplexity int, input ent.CreateItemInput) int
 		CreateUser          func(childComplexity int, input model.CreateUserInput) int
 		CreateWebhook       func(childComplexity int, input service.WebhookInput) int
 		DeleteItem          func(childComplexity int, id string, ifMatch *string) int
@@ -203,7 +201,7 @@ type ComplexityRoot struct {
 		RevokeAPIKey        func(childComplexity int, id string) int
 		RotateWebhookSecret func(childComplexity int, id string) int
 		UpdateAPIKey        func(childComplexity int, id string, input model.UpdateAPIKeyInput) int
-		UpdateItem          func(childComplexity int, id string, input service.ItemInput, ifMatch *string) int
+		UpdateItem          func(childComplexity int, id string, input ent.UpdateItemInput, ifMatch *string) int
 		UpdateUser          func(childComplexity int, id string, input model.UpdateUserInput) int
 		UpdateWebhook       func(childComplexity int, id string, input service.WebhookInput) int
 	}
@@ -858,7 +856,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.CreateItem(childComplexity, args["input"].(service.ItemInput)), true
+		return e.ComplexityRoot.Mutation.CreateItem(childComplexity, args["input"].(ent.CreateItemInput)), true
 	case "Mutation.createUser":
 		if e.ComplexityRoot.Mutation.CreateUser == nil {
 			break
@@ -979,7 +977,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.UpdateItem(childComplexity, args["id"].(string), args["input"].(service.ItemInput), args["ifMatch"].(*string)), true
+		return e.ComplexityRoot.Mutation.UpdateItem(childComplexity, args["id"].(string), args["input"].(ent.UpdateItemInput), args["ifMatch"].(*string)), true
 	case "Mutation.updateUser":
 		if e.ComplexityRoot.Mutation.UpdateUser == nil {
 			break
@@ -1702,6 +1700,23 @@ type Backup {
 }
 `, BuiltIn: false},
 	{Name: "../ent.graphqls", Input: `"""
+A new item, for createItem. A bad value is VALIDATION_ERROR naming the field in extensions.field, as on REST, an unknown status included.
+"""
+input CreateItemInput {
+  """
+  1–200 characters after trimming.
+  """
+  name: String!
+  """
+  Up to 5000 characters; a new item's is empty unless set.
+  """
+  description: String
+  """
+  Whether the item is in use; a new item is active unless set.
+  """
+  status: ItemStatus
+}
+"""
 Define a Relay Cursor type:
 https://relay.dev/graphql/connections.htm#sec-Cursor
 """
@@ -1714,7 +1729,13 @@ type Item implements Node {
   1–200 characters after trimming.
   """
   name: String!
+  """
+  Up to 5000 characters; a new item's is empty unless set.
+  """
   description: String!
+  """
+  Whether the item is in use; a new item is active unless set.
+  """
   status: ItemStatus!
   userID: ID!
   owner: User!
@@ -2020,6 +2041,23 @@ type Query {
     """
     where: UserWhereInput
   ): UserConnection!
+}
+"""
+The changes to an item, for updateItem: a field that is absent (or null) stays as it is. A bad value is VALIDATION_ERROR naming the field in extensions.field, as on REST, an unknown status included.
+"""
+input UpdateItemInput {
+  """
+  1–200 characters after trimming.
+  """
+  name: String
+  """
+  Up to 5000 characters; a new item's is empty unless set.
+  """
+  description: String
+  """
+  Whether the item is in use; a new item is active unless set.
+  """
+  status: ItemStatus
 }
 type User implements Node {
   id: ID!
@@ -2491,33 +2529,6 @@ type Token {
   tokenType: String!
   "Seconds until the token expires."
   expiresIn: Int!
-}
-
-"""
-A new item, for createItem. A bad value is VALIDATION_ERROR naming the field
-in extensions.field, as on REST, an unknown status included.
-"""
-input CreateItemInput {
-  "1-200 characters after trimming."
-  name: String!
-  "Up to 5000 characters; empty if absent or null."
-  description: String
-  "ACTIVE if absent or null."
-  status: ItemStatus
-}
-
-"""
-The changes to an item, for updateItem: a field that is absent (or null)
-stays as it is. A bad value is VALIDATION_ERROR naming the field in
-extensions.field, as on REST, an unknown status included.
-"""
-input UpdateItemInput {
-  "1-200 characters after trimming."
-  name: String
-  "Up to 5000 characters."
-  description: String
-  "ACTIVE or ARCHIVED."
-  status: ItemStatus
 }
 
 type Subscription {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/acme/itemsvc/ent"
-	"github.com/acme/itemsvc/ent/item"
 	"github.com/acme/itemsvc/graph/model"
 	"github.com/acme/itemsvc/graph/scalar"
 	"github.com/acme/itemsvc/graph/serial"
@@ -23,8 +22,8 @@ import (
 
 type MutationResolver interface {
 	Login(ctx context.Context, apiKey string) (*service.Token, error)
-	CreateItem(ctx context.Context, input service.ItemInput) (*ent.Item, error)
-	UpdateItem(ctx context.Context, id string, input service.ItemInput, ifMatch *string) (*ent.Item, error)
+	CreateItem(ctx context.Context, input ent.CreateItemInput) (*ent.Item, error)
+	UpdateItem(ctx context.Context, id string, input ent.UpdateItemInput, ifMatch *string) (*ent.Item, error)
 	DeleteItem(ctx context.Context, id string, ifMatch *string) (string, error)
 	CreateBackup(ctx context.Context) (*resource.Backup, error)
 	CreateAPIKey(ctx context.Context, input model.CreateAPIKeyInput) (*resource.APIKey, error)
@@ -41,13 +40,6 @@ type MutationResolver interface {
 }
 type SubscriptionResolver interface {
 	ItemEvents(ctx context.Context, types []model.ItemEventType, after *string) (<-chan *model.ItemEvent, error)
-}
-
-type CreateItemInputResolver interface {
-	Status(ctx context.Context, obj *service.ItemInput, data *item.Status) error
-}
-type UpdateItemInputResolver interface {
-	Status(ctx context.Context, obj *service.ItemInput, data *item.Status) error
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -72,8 +64,8 @@ func (ec *executionContext) field_Mutation_createItem_args(ctx context.Context, 
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
-		func(ctx context.Context, v any) (service.ItemInput, error) {
-			return ec.unmarshalNCreateItemInput2githubᚗcomᚋacmeᚋitemsvcᚋinternalᚋserviceᚐItemInput(ctx, v)
+		func(ctx context.Context, v any) (ent.CreateItemInput, error) {
+			return ec.unmarshalNCreateItemInput2githubᚗcomᚋacmeᚋitemsvcᚋentᚐCreateItemInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -266,8 +258,8 @@ func (ec *executionContext) field_Mutation_updateItem_args(ctx context.Context, 
 	}
 	args["id"] = arg0
 	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
-		func(ctx context.Context, v any) (service.ItemInput, error) {
-			return ec.unmarshalNUpdateItemInput2githubᚗcomᚋacmeᚋitemsvcᚋinternalᚋserviceᚐItemInput(ctx, v)
+		func(ctx context.Context, v any) (ent.UpdateItemInput, error) {
+			return ec.unmarshalNUpdateItemInput2githubᚗcomᚋacmeᚋitemsvcᚋentᚐUpdateItemInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -459,7 +451,7 @@ func (ec *executionContext) _Mutation_createItem(ctx context.Context, field grap
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().CreateItem(ctx, fc.Args["input"].(service.ItemInput))
+			return ec.Resolvers.Mutation().CreateItem(ctx, fc.Args["input"].(ent.CreateItemInput))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *ent.Item) graphql.Marshaler {
@@ -503,7 +495,7 @@ func (ec *executionContext) _Mutation_updateItem(ctx context.Context, field grap
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().UpdateItem(ctx, fc.Args["id"].(string), fc.Args["input"].(service.ItemInput), fc.Args["ifMatch"].(*string))
+			return ec.Resolvers.Mutation().UpdateItem(ctx, fc.Args["id"].(string), fc.Args["input"].(ent.UpdateItemInput), fc.Args["ifMatch"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *ent.Item) graphql.Marshaler {
@@ -1171,98 +1163,6 @@ func (ec *executionContext) fieldContext_Token_expiresIn(_ context.Context, fiel
 
 // region    **************************** input.gotpl *****************************
 
-func (ec *executionContext) unmarshalInputCreateItemInput(ctx context.Context, obj any) (service.ItemInput, error) {
-	var it service.ItemInput
-	if obj == nil {
-		return it, nil
-	}
-
-	asMap := map[string]any{}
-	for k, v := range obj.(map[string]any) {
-		asMap[k] = v
-	}
-
-	fieldsInOrder := [...]string{"name", "description", "status"}
-	for _, k := range fieldsInOrder {
-		v, ok := asMap[k]
-		if !ok {
-			continue
-		}
-		switch k {
-		case "name":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
-			data, err := ec.unmarshalNString2ᚖstring(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.Name = data
-		case "description":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("description"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.Description = data
-		case "status":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("status"))
-			data, err := ec.unmarshalOItemStatus2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋentᚋitemᚐStatus(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			if err = ec.Resolvers.CreateItemInput().Status(ctx, &it, data); err != nil {
-				return it, err
-			}
-		}
-	}
-	return it, nil
-}
-
-func (ec *executionContext) unmarshalInputUpdateItemInput(ctx context.Context, obj any) (service.ItemInput, error) {
-	var it service.ItemInput
-	if obj == nil {
-		return it, nil
-	}
-
-	asMap := map[string]any{}
-	for k, v := range obj.(map[string]any) {
-		asMap[k] = v
-	}
-
-	fieldsInOrder := [...]string{"name", "description", "status"}
-	for _, k := range fieldsInOrder {
-		v, ok := asMap[k]
-		if !ok {
-			continue
-		}
-		switch k {
-		case "name":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.Name = data
-		case "description":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("description"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.Description = data
-		case "status":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("status"))
-			data, err := ec.unmarshalOItemStatus2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋentᚋitemᚐStatus(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			if err = ec.Resolvers.UpdateItemInput().Status(ctx, &it, data); err != nil {
-				return it, err
-			}
-		}
-	}
-	return it, nil
-}
-
 // endregion **************************** input.gotpl *****************************
 
 // region    ************************** interface.gotpl ***************************
@@ -1519,11 +1419,6 @@ func (ec *executionContext) _Token(ctx context.Context, sel ast.SelectionSet, ob
 
 // region    ***************************** type.gotpl *****************************
 
-func (ec *executionContext) unmarshalNCreateItemInput2githubᚗcomᚋacmeᚋitemsvcᚋinternalᚋserviceᚐItemInput(ctx context.Context, v any) (service.ItemInput, error) {
-	res, err := ec.unmarshalInputCreateItemInput(ctx, v)
-	return res, graphql.ErrorOnPath(ctx, err)
-}
-
 func (ec *executionContext) marshalNItemEvent2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋgraphᚋmodelᚐItemEvent(ctx context.Context, sel ast.SelectionSet, v *model.ItemEvent) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -1598,11 +1493,6 @@ func (ec *executionContext) marshalNToken2ᚖgithubᚗcomᚋacmeᚋitemsvcᚋint
 		return graphql.Null
 	}
 	return ec._Token(ctx, sel, v)
-}
-
-func (ec *executionContext) unmarshalNUpdateItemInput2githubᚗcomᚋacmeᚋitemsvcᚋinternalᚋserviceᚐItemInput(ctx context.Context, v any) (service.ItemInput, error) {
-	res, err := ec.unmarshalInputUpdateItemInput(ctx, v)
-	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalOItemEventType2ᚕgithubᚗcomᚋacmeᚋitemsvcᚋgraphᚋmodelᚐItemEventTypeᚄ(ctx context.Context, v any) ([]model.ItemEventType, error) {

@@ -14,8 +14,8 @@ import (
 	"github.com/coder/websocket"
 	"github.com/coder/websocket/wsjson"
 
+	"github.com/acme/itemsvc/ent"
 	"github.com/acme/itemsvc/internal/config"
-	"github.com/acme/itemsvc/internal/service"
 	"github.com/acme/itemsvc/internal/testutil"
 	"github.com/acme/itemsvc/internal/viewer"
 )
@@ -68,7 +68,7 @@ func TestBounds(t *testing.T) {
 	ctx := viewer.NewContext(context.Background(), viewer.Viewer{UserID: env.Alice.UserID, KeyID: env.Alice.KeyID, Role: viewer.RoleUser})
 	for i := range items {
 		name := fmt.Sprintf("item %d", i)
-		if _, err := env.App.Service.CreateItem(ctx, service.ItemInput{Name: &name}); err != nil {
+		if _, err := env.App.Service.CreateItem(ctx, ent.CreateItemInput{Name: name}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -246,7 +246,7 @@ func rightsAfter(t *testing.T, change string) map[string]string {
 	// marker that shows every earlier event has been fanned out.
 	env.CreateItem(env.Bob, "other")
 	own := viewer.NewContext(ctx, viewer.Viewer{UserID: subject.UserID, Role: viewer.RoleUser})
-	if _, err := env.App.Service.CreateItem(own, service.ItemInput{Name: new("own")}); err != nil {
+	if _, err := env.App.Service.CreateItem(own, ent.CreateItemInput{Name: "own"}); err != nil {
 		t.Fatal(err)
 	}
 	env.CreateItem(env.Admin, "marker")

@@ -1,6 +1,8 @@
 // Package resource holds the public JSON shape of each resource: what REST
 // responses carry in data and what webhook events carry, so the two can never
-// disagree. Timestamps are RFC 3339 in UTC.
+// disagree. Timestamps are RFC 3339 in UTC. The shapes of the resources
+// clients write (entgql.Mutations in ent/schema) are generated from their
+// schema into resources.generated.go.
 package resource
 
 import (
@@ -8,39 +10,6 @@ import (
 
 	"github.com/acme/itemsvc/ent"
 )
-
-// Item is an item as clients see it.
-type Item struct {
-	ID          string    `json:"id"`
-	Name        string    `json:"name"`
-	Description string    `json:"description"`
-	Status      string    `json:"status"`
-	UserID      string    `json:"user_id"`
-	CreatedAt   time.Time `json:"created_at"`
-	UpdatedAt   time.Time `json:"updated_at"`
-}
-
-// NewItem renders an ent item.
-func NewItem(it *ent.Item) Item {
-	return Item{
-		ID:          it.ID,
-		Name:        it.Name,
-		Description: it.Description,
-		Status:      string(it.Status),
-		UserID:      it.UserID,
-		CreatedAt:   it.CreatedAt.UTC(),
-		UpdatedAt:   it.UpdatedAt.UTC(),
-	}
-}
-
-// NewItems renders a page of ent items.
-func NewItems(items []*ent.Item) []Item {
-	out := make([]Item, len(items))
-	for i, it := range items {
-		out[i] = NewItem(it)
-	}
-	return out
-}
 
 // User is a user as clients see it.
 type User struct {

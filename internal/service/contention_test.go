@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acme/itemsvc/ent"
 	"github.com/acme/itemsvc/internal/config"
-	"github.com/acme/itemsvc/internal/service"
 	"github.com/acme/itemsvc/internal/testutil"
 	"github.com/acme/itemsvc/internal/viewer"
 )
@@ -64,7 +64,7 @@ func TestCreatesOfOneOwner(t *testing.T) {
 				name := "contention"
 				for time.Now().Before(stop) {
 					t0 := time.Now()
-					if _, err := env.App.Service.CreateItem(ctx, service.ItemInput{Name: &name}); err != nil {
+					if _, err := env.App.Service.CreateItem(ctx, ent.CreateItemInput{Name: name}); err != nil {
 						t.Error(err)
 						return
 					}

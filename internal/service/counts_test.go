@@ -10,7 +10,6 @@ import (
 	"github.com/acme/itemsvc/ent"
 	"github.com/acme/itemsvc/ent/item"
 	"github.com/acme/itemsvc/internal/apperr"
-	"github.com/acme/itemsvc/internal/service"
 	"github.com/acme/itemsvc/internal/testutil"
 	"github.com/acme/itemsvc/internal/viewer"
 )
@@ -31,12 +30,10 @@ func TestItemCountsStayExact(t *testing.T) {
 		return viewer.NewContext(context.Background(), viewer.Viewer{UserID: a.UserID, KeyID: a.KeyID, Role: role})
 	}
 	alice, bob, admin := as(env.Alice, false), as(env.Bob, false), as(env.Admin, true)
-	status := func(s string) service.ItemInput { return service.ItemInput{Status: &s} }
+	status := func(s string) ent.UpdateItemInput { return ent.UpdateItemInput{Status: new(item.Status(s))} }
 	create := func(ctx context.Context, name, st string) string {
 		t.Helper()
-		in := status(st)
-		in.Name = &name
-		it, err := svc.CreateItem(ctx, in)
+		it, err := svc.CreateItem(ctx, ent.CreateItemInput{Name: name, Status: new(item.Status(st))})
 		if err != nil {
 			t.Fatalf("create %s: %v", name, err)
 		}
@@ -60,7 +57,7 @@ func TestItemCountsStayExact(t *testing.T) {
 			}
 		}
 		name := "renamed"
-		if _, err := svc.UpdateItem(admin, id, service.ItemInput{Name: &name}); err != nil {
+		if _, err := svc.UpdateItem(admin, id, ent.UpdateItemInput{Name: &name}); err != nil {
 			t.Fatal(err)
 		}
 		// Another user's item is refused and changes nothing.
@@ -151,10 +148,8 @@ func TestItemCountsStayExact(t *testing.T) {
 				defer wg.Done()
 				ctx := []context.Context{alice, bob, admin}[w%3]
 				for i := range 6 {
-					in := status([]string{"active", "archived"}[(w+i)%2])
-					name := fmt.Sprintf("w%d-%d", w, i)
-					in.Name = &name
-					it, err := svc.CreateItem(ctx, in)
+					st := item.Status([]string{"active", "archived"}[(w+i)%2])
+					it, err := svc.CreateItem(ctx, ent.CreateItemInput{Name: fmt.Sprintf("w%d-%d", w, i), Status: &st})
 					if err != nil {
 						errs <- err
 						continue

@@ -13,15 +13,8 @@ import (
 	"github.com/acme/itemsvc/ent/schema/pulid"
 	"github.com/acme/itemsvc/ent/user"
 	"github.com/acme/itemsvc/internal/apperr"
+	"github.com/acme/itemsvc/internal/resource"
 )
-
-// ItemInput is a set of item fields; a nil field is absent. On create, Name
-// is required; on update, only the fields present change.
-type ItemInput struct {
-	Name        *string
-	Description *string
-	Status      *string
-}
 
 // ItemPage is one page of a list and the count of all matching items.
 type ItemPage struct {
@@ -95,25 +88,19 @@ func (s *Service) GetItem(ctx context.Context, id string) (*ent.Item, error) {
 }
 
 // CreateItem creates an item owned by the viewer.
-func (s *Service) CreateItem(ctx context.Context, in ItemInput) (*ent.Item, error) {
+func (s *Service) CreateItem(ctx context.Context, in ent.CreateItemInput) (*ent.Item, error) {
 	v, err := requireViewer(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if in.Name == nil {
-		return nil, apperr.Validation("name", "is required")
-	}
-	if err := in.normalize(); err != nil {
+	if err := normalizeItem(&in.Name, in.Description, in.Status); err != nil {
 		return nil, err
 	}
 	var it *ent.Item
 	err = s.withTx(ctx, func(tx *ent.Tx) error {
-		c := tx.Item.Create().SetUserID(v.UserID).SetName(*in.Name)
-		if in.Description != nil {
-			c.SetDescription(*in.Description)
-		}
-		if in.Status != nil {
-			c.SetStatus(item.Status(*in.Status))
+		c := tx.Item.Create().SetInput(in).SetUserID(v.UserID)
+		if err := checkStrings(c.Mutation()); err != nil {
+			return err
 		}
 		it, err = c.Save(ctx)
 		return err
@@ -127,7 +114,7 @@ func (s *Service) CreateItem(ctx context.Context, in ItemInput) (*ent.Item, erro
 // UpdateItem changes the fields present in the input. A change that leaves
 // every field as it was is no change: updated_at and the version stay and no
 // event is sent.
-func (s *Service) UpdateItem(ctx context.Context, id string, in ItemInput) (*ent.Item, error) {
+func (s *Service) UpdateItem(ctx context.Context, id string, in ent.UpdateItemInput) (*ent.Item, error) {
 	return s.UpdateItemIfMatch(ctx, id, in, Precondition{})
 }
 
@@ -137,12 +124,12 @@ func (s *Service) UpdateItem(ctx context.Context, id string, in ItemInput) (*ent
 // administration, audited (item.updated); a user's of their own is not. The update is written only where the version is the
 // one checked, so of two changes conditioned on the same ETag one wins and
 // the other fails, however they interleave.
-func (s *Service) UpdateItemIfMatch(ctx context.Context, id string, in ItemInput, pre Precondition) (*ent.Item, error) {
+func (s *Service) UpdateItemIfMatch(ctx context.Context, id string, in ent.UpdateItemInput, pre Precondition) (*ent.Item, error) {
 	v, err := requireViewer(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if err := in.normalize(); err != nil {
+	if err := normalizeItem(in.Name, in.Description, in.Status); err != nil {
 		return nil, err
 	}
 	if !pulid.Valid("item_", id) {
@@ -157,21 +144,15 @@ func (s *Service) UpdateItemIfMatch(ctx context.Context, id string, in ItemInput
 		if err := pre.check(cur); err != nil {
 			return err
 		}
-		u := tx.Item.UpdateOne(cur)
-		changed := false
-		if in.Name != nil && *in.Name != cur.Name {
-			u.SetName(*in.Name)
-			changed = true
+		u := tx.Item.UpdateOne(cur).SetInput(in)
+		if err := checkStrings(u.Mutation()); err != nil {
+			return err
 		}
-		if in.Description != nil && *in.Description != cur.Description {
-			u.SetDescription(*in.Description)
-			changed = true
+		changes, err := changed(ctx, u.Mutation())
+		if err != nil {
+			return err
 		}
-		if in.Status != nil && item.Status(*in.Status) != cur.Status {
-			u.SetStatus(item.Status(*in.Status))
-			changed = true
-		}
-		if !changed {
+		if len(changes) == 0 {
 			it = cur
 			return nil
 		}
@@ -185,7 +166,7 @@ func (s *Service) UpdateItemIfMatch(ctx context.Context, id string, in ItemInput
 		if err != nil || cur.UserID == v.UserID {
 			return err
 		}
-		return s.recordAudit(ctx, tx, AuditItemUpdated, it.ID, itemChanges(cur, it))
+		return s.recordAudit(ctx, tx, AuditItemUpdated, it.ID, changes)
 	})
 	if ent.IsNotFound(err) {
 		return nil, s.missingItem(ctx, id)
@@ -235,7 +216,7 @@ func (s *Service) DeleteItemIfMatch(ctx context.Context, id string, pre Precondi
 		if err != nil || cur.UserID == v.UserID {
 			return err
 		}
-		return s.recordAudit(ctx, tx, AuditItemDeleted, cur.ID, itemChanges(cur, nil))
+		return s.recordAudit(ctx, tx, AuditItemDeleted, cur.ID, removed(resource.NewItem(cur)))
 	})
 	if ent.IsNotFound(err) {
 		return s.missingItem(ctx, id)
@@ -262,32 +243,6 @@ func itemForChange(ctx context.Context, tx *ent.Tx, id string, lock bool) (*ent.
 			}
 		}).
 		Only(ctx)
-}
-
-// itemChanges are the fields of an item that an admin's change of another
-// user's item changed, for its audit record: those that differ from before
-// to after, or, for a deletion (after nil), the item as it was, its owner
-// included (the record is all that is left to say whose it was).
-func itemChanges(before, after *ent.Item) map[string]Change {
-	if after == nil {
-		return map[string]Change{
-			"user_id":     {Before: before.UserID},
-			"name":        {Before: before.Name},
-			"description": {Before: before.Description},
-			"status":      {Before: before.Status},
-		}
-	}
-	out := map[string]Change{}
-	if before.Name != after.Name {
-		out["name"] = Change{before.Name, after.Name}
-	}
-	if before.Description != after.Description {
-		out["description"] = Change{before.Description, after.Description}
-	}
-	if before.Status != after.Status {
-		out["status"] = Change{before.Status, after.Status}
-	}
-	return out
 }
 
 // missingItem explains why the viewer could not reach an item: privacy hid

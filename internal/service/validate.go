@@ -5,6 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/acme/itemsvc/ent"
 	"github.com/acme/itemsvc/ent/item"
 	"github.com/acme/itemsvc/ent/schema"
 	"github.com/acme/itemsvc/internal/apperr"
@@ -16,33 +17,48 @@ const (
 	MaxDescriptionLen = schema.ItemDescriptionMax
 )
 
-// normalize trims the name and checks every present field, naming the first
-// bad one.
-func (in *ItemInput) normalize() error {
-	if in.Name != nil {
-		name := strings.TrimSpace(*in.Name)
-		if err := checkText("name", name, MaxNameLen); err != nil {
+// normalizeItem trims an item's name and checks the fields of an item input
+// that have rules of their own (nil: absent). Every other string an input
+// sets is checked by checkStrings.
+func normalizeItem(name, description *string, status *item.Status) error {
+	if name != nil {
+		*name = strings.TrimSpace(*name)
+		if err := checkText("name", *name, MaxNameLen); err != nil {
 			return err
 		}
-		if name == "" {
+		if *name == "" {
 			return apperr.Validation("name", "must not be empty")
 		}
-		in.Name = &name
 	}
-	if in.Description != nil {
-		if err := checkText("description", *in.Description, MaxDescriptionLen); err != nil {
+	if description != nil {
+		if err := checkText("description", *description, MaxDescriptionLen); err != nil {
 			return err
 		}
 	}
-	if in.Status != nil {
-		if err := item.StatusValidator(item.Status(*in.Status)); err != nil {
+	if status != nil {
+		if err := item.StatusValidator(*status); err != nil {
 			return apperr.Validation("status", "must be one of: active, archived")
 		}
 	}
 	return nil
 }
 
-// checkText bounds a text field and refuses what a database cannot store
+// checkStrings checks every string a mutation sets as checkText does,
+// unbounded (a bound is the schema's validator): what a field added to a
+// schema takes is stored faithfully or refused naming it.
+func checkStrings(m ent.Mutation) error {
+	for _, name := range m.Fields() {
+		v, _ := m.Field(name)
+		if s, ok := v.(string); ok {
+			if err := checkText(name, s, 0); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkText bounds a text field (max 0: unbounded) and refuses what a database cannot store
 // faithfully: invalid UTF-8 and NUL characters.
 func checkText(field, s string, max int) error {
 	switch {
@@ -50,7 +66,7 @@ func checkText(field, s string, max int) error {
 		return apperr.Validation(field, "must be valid UTF-8")
 	case strings.IndexByte(s, 0) >= 0:
 		return apperr.Validation(field, "must not contain NUL characters")
-	case utf8.RuneCountInString(s) > max:
+	case max > 0 && utf8.RuneCountInString(s) > max:
 		return apperr.Validation(field, fmt.Sprintf("must be at most %d characters", max))
 	}
 	return nil

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acme/itemsvc/ent"
 	"github.com/acme/itemsvc/internal/resource"
-	"github.com/acme/itemsvc/internal/service"
 	"github.com/acme/itemsvc/internal/testutil"
 	"github.com/acme/itemsvc/internal/webhook"
 )
@@ -115,7 +115,7 @@ var changes = []struct {
 		return id, "item.deleted", was
 	}},
 	{"service create", func(t *testing.T, env *testutil.Env) (string, string, map[string]any) {
-		it, err := env.App.Service.CreateItem(as(env.Alice, false), service.ItemInput{Name: new("via service")})
+		it, err := env.App.Service.CreateItem(as(env.Alice, false), ent.CreateItemInput{Name: "via service"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -123,7 +123,7 @@ var changes = []struct {
 	}},
 	{"service update", func(t *testing.T, env *testutil.Env) (string, string, map[string]any) {
 		id := env.CreateItem(env.Alice, "before")
-		it, err := env.App.Service.UpdateItem(as(env.Alice, false), id, service.ItemInput{Description: new("changed")})
+		it, err := env.App.Service.UpdateItem(as(env.Alice, false), id, ent.UpdateItemInput{Description: new("changed")})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acme/itemsvc/ent"
 	"github.com/acme/itemsvc/internal/app"
-	"github.com/acme/itemsvc/internal/service"
 	"github.com/acme/itemsvc/internal/testutil"
 )
 
@@ -28,7 +28,7 @@ func TestDeliveryFigures(t *testing.T) {
 	// Throughput: a backlog of events drained by one dispatcher.
 	const backlog = 500
 	for range backlog {
-		if _, err := env.App.Service.CreateItem(ctx, service.ItemInput{Name: new("backlog")}); err != nil {
+		if _, err := env.App.Service.CreateItem(ctx, ent.CreateItemInput{Name: "backlog"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -43,7 +43,7 @@ func TestDeliveryFigures(t *testing.T) {
 	const samples = 200
 	lat := make([]time.Duration, 0, samples)
 	for range samples {
-		it, err := env.App.Service.CreateItem(ctx, service.ItemInput{Name: new("timed")})
+		it, err := env.App.Service.CreateItem(ctx, ent.CreateItemInput{Name: "timed"})
 		if err != nil {
 			t.Fatal(err)
 		}

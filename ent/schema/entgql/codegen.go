@@ -30,3 +30,11 @@ func QueryField(name ...string) schema.Annotation { return entgql.QueryField(nam
 func DescribedQueryField(text string) schema.Annotation {
 	return entgql.QueryField().Description(text)
 }
+
+// Mutations is entgql.Mutations with a create and an update input, each
+// described: Create<Type>Input and Update<Type>Input in the schema and in
+// package ent. ent/entc.go leaves out of both the fields a client may not
+// set (ent/schema/api).
+func Mutations(create, update string) schema.Annotation {
+	return entgql.Mutations(entgql.MutationCreate().Description(create), entgql.MutationUpdate().Description(update))
+}

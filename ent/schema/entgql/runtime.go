@@ -31,3 +31,6 @@ func QueryField(...string) schema.Annotation { return inert{} }
 
 // DescribedQueryField stands in for entgql.QueryField().Description.
 func DescribedQueryField(string) schema.Annotation { return inert{} }
+
+// Mutations stands in for entgql.Mutations.
+func Mutations(string, string) schema.Annotation { return inert{} }

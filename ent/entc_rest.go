@@ -1,0 +1,320 @@
+//go:build ignore
+
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"go/format"
+	"os"
+	"strings"
+	"text/template"
+
+	"entgo.io/contrib/entgql"
+	"entgo.io/ent/entc/gen"
+
+	"github.com/acme/itemsvc/ent/schema/api/shape"
+)
+
+// Every type annotated entgql.Mutations is a resource clients write: GraphQL
+// takes its Create<Type>Input and Update<Type>Input (entgql's, in package
+// ent), and so does REST, whose decoding of them this file generates with
+// the resource's JSON shape, from the same rules (package shape).
+
+// Files this command writes beside ent's, relative to ent/.
+const (
+	resourceFile = "../internal/resource/resources.generated.go"
+	restFile     = "../rest/inputs.generated.go"
+)
+
+// restShapes is the gen.Hook of those resources: before ent and entgql
+// generate, it keeps out of the mutation inputs every field and edge a
+// client may not set; after, it writes their REST shapes and decoders.
+func restShapes(next gen.Generator) gen.Generator {
+	return gen.GenerateFunc(func(g *gen.Graph) error {
+		rs, err := writable(g)
+		if err != nil {
+			return err
+		}
+		for _, r := range rs {
+			if err := skipUnsettable(r.Type); err != nil {
+				return fmt.Errorf("%s: %w", r.Type.Name, err)
+			}
+		}
+		if err := next.Generate(g); err != nil {
+			return err
+		}
+		for _, r := range rs {
+			if err := r.describe(); err != nil {
+				return fmt.Errorf("%s: %w", r.Type.Name, err)
+			}
+		}
+		if err := render(resourceFile, resourceTemplate, rs); err != nil {
+			return err
+		}
+		return render(restFile, restTemplate, rs)
+	})
+}
+
+// writable are the types annotated entgql.Mutations, in the graph's order.
+func writable(g *gen.Graph) ([]*resource, error) {
+	var rs []*resource
+	for _, t := range g.Nodes {
+		var a entgql.Annotation
+		if err := shape.Decode(t.Annotations, a.Name(), &a); err != nil {
+			return nil, err
+		}
+		if len(a.MutationInputs) > 0 {
+			rs = append(rs, &resource{Type: t})
+		}
+	}
+	return rs, nil
+}
+
+// skipUnsettable adds entgql.Skip of both mutation inputs to every field
+// that shape.Settable refuses and to every immutable edge.
+func skipUnsettable(t *gen.Type) error {
+	const inputs = entgql.SkipMutationCreateInput | entgql.SkipMutationUpdateInput
+	for _, f := range t.Fields {
+		ok, err := shape.Settable(f)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			if err := addSkip(f.Annotations, inputs); err != nil {
+				return fmt.Errorf("field %s: %w", f.Name, err)
+			}
+		}
+	}
+	for _, e := range t.Edges {
+		if e.Immutable {
+			if e.Annotations == nil {
+				e.Annotations = gen.Annotations{}
+			}
+			if err := addSkip(e.Annotations, inputs); err != nil {
+				return fmt.Errorf("edge %s: %w", e.Name, err)
+			}
+		}
+	}
+	return nil
+}
+
+func addSkip(as gen.Annotations, mode entgql.SkipMode) error {
+	var a entgql.Annotation
+	if err := shape.Decode(as, a.Name(), &a); err != nil {
+		return err
+	}
+	a.Skip |= mode
+	as[a.Name()] = a
+	return nil
+}
+
+// resource is a writable type as the templates read it.
+type resource struct {
+	*gen.Type
+	// Fields are those clients see, after the id.
+	Fields []*gen.Field
+	// Create and Update are the fields of its mutation inputs.
+	Create, Update []*entgql.InputFieldDescriptor
+	// Settable, Fixed and Kept name the fields of an update body: those
+	// a client sets, the read-only ones it may send back unchanged, and
+	// those the server moves (any value ignored).
+	Settable, Fixed, Kept []string
+}
+
+func (r *resource) describe() error {
+	var err error
+	if r.Fields, err = shape.Fields(r.Type); err != nil {
+		return err
+	}
+	if r.Create, err = (&entgql.MutationDescriptor{Type: r.Type, IsCreate: true}).InputFields(); err != nil {
+		return err
+	}
+	if r.Update, err = (&entgql.MutationDescriptor{Type: r.Type}).InputFields(); err != nil {
+		return err
+	}
+	r.Fixed = []string{"id"}
+	for _, f := range r.Fields {
+		ok, err := shape.Settable(f)
+		switch {
+		case err != nil:
+			return err
+		case ok:
+			r.Settable = append(r.Settable, f.Name)
+		case shape.Kept(f):
+			r.Kept = append(r.Kept, f.Name)
+		default:
+			r.Fixed = append(r.Fixed, f.Name)
+		}
+	}
+	for _, in := range [][]*entgql.InputFieldDescriptor{r.Create, r.Update} {
+		for _, f := range in {
+			if !contains(r.Settable, f.Name) {
+				return fmt.Errorf("field %s is in a mutation input but clients may not set it (package shape)", f.Name)
+			}
+		}
+	}
+	return nil
+}
+
+func contains(names []string, name string) bool {
+	for _, n := range names {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// render executes the template on the resources and writes the formatted
+// source to path.
+func render(path, text string, rs []*resource) error {
+	t, err := template.New(path).Funcs(template.FuncMap{
+		"quote":    func(ss []string) string { return fmt.Sprintf("%#v", ss) },
+		"goType":   goType,
+		"value":    value,
+		"required": func(f *entgql.InputFieldDescriptor) bool { return !f.Nullable },
+		"lower":    strings.ToLower,
+		"usesTime": func(rs []*resource) bool {
+			for _, r := range rs {
+				for _, f := range r.Fields {
+					if f.IsTime() {
+						return true
+					}
+				}
+			}
+			return false
+		},
+	}).Parse(text)
+	if err != nil {
+		return err
+	}
+	var b bytes.Buffer
+	if err := t.Execute(&b, rs); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	src, err := format.Source(b.Bytes())
+	if err != nil {
+		return fmt.Errorf("%s: %w\n%s", path, err, b.Bytes())
+	}
+	return os.WriteFile(path, src, 0o644)
+}
+
+// goType is the Go type of a field in a resource's JSON shape: an enum is
+// its string (REST shows ent's values), a nillable field a pointer.
+func goType(f *gen.Field) string {
+	t := f.Type.String()
+	if f.IsEnum() {
+		t = "string"
+	}
+	if f.Nillable {
+		t = "*" + t
+	}
+	return t
+}
+
+// value is the expression of a field of ent's struct (named v) in the
+// resource's JSON shape: timestamps in UTC, enums as strings.
+func value(f *gen.Field) string {
+	v := "v." + f.StructField()
+	switch {
+	case f.Nillable && f.IsTime():
+		return fmt.Sprintf("func() *time.Time { if %s == nil { return nil }; t := %s.UTC(); return &t }()", v, v)
+	case f.Nillable && f.IsEnum():
+		return fmt.Sprintf("func() *string { if %s == nil { return nil }; s := string(*%s); return &s }()", v, v)
+	case f.IsTime():
+		return v + ".UTC()"
+	case f.IsEnum():
+		return "string(" + v + ")"
+	}
+	return v
+}
+
+const header = "// Code generated by ent/entc.go from ent/schema (entc_rest.go); DO NOT EDIT.\n\n"
+
+const resourceTemplate = header + `package resource
+
+import (
+	{{- if usesTime . }}
+	"time"
+	{{ end }}
+	"github.com/acme/itemsvc/ent"
+)
+
+{{ range . }}
+// {{ .Name }} is the {{ .Name }} resource as clients see it: REST's data, and
+// the payload of its events and webhooks.
+type {{ .Name }} struct {
+	ID {{ .ID.Type }} ` + "`json:\"id\"`" + `
+	{{- range .Fields }}
+	{{ .StructField }} {{ goType . }} ` + "`json:\"{{ .Name }}\"`" + `
+	{{- end }}
+}
+
+// New{{ .Name }} renders an ent {{ lower .Name }}.
+func New{{ .Name }}(v *ent.{{ .Name }}) {{ .Name }} {
+	return {{ .Name }}{
+		ID: v.ID,
+		{{- range .Fields }}
+		{{ .StructField }}: {{ value . }},
+		{{- end }}
+	}
+}
+
+// New{{ .Name }}s renders a page of ent {{ lower .Name }}s.
+func New{{ .Name }}s(vs []*ent.{{ .Name }}) []{{ .Name }} {
+	out := make([]{{ .Name }}, len(vs))
+	for i, v := range vs {
+		out[i] = New{{ .Name }}(v)
+	}
+	return out
+}
+{{ end }}
+`
+
+const restTemplate = header + `package rest
+
+import (
+	"github.com/acme/itemsvc/ent"
+)
+
+{{ range . }}
+{{- $r := . }}
+// {{ lower .Name }}Body names the fields of {{ .Name }}'s request bodies: those a client
+// sets, and those of its JSON that an update may carry back (decode.go).
+var {{ lower .Name }}Body = body{
+	settable: {{ quote .Settable }},
+	readOnly: readOnly{fixed: {{ quote .Fixed }}, kept: {{ quote .Kept }}, reason: sendBack},
+}
+
+// decodeCreate{{ .Name }}Input decodes the settable fields of {{ .Name }}'s create body.
+func decodeCreate{{ .Name }}Input(o object) (ent.Create{{ .Name }}Input, error) {
+	var in ent.Create{{ .Name }}Input
+	{{- range .Create }}
+	{{- if required . }}
+	if err := decodeRequired(o, "{{ .Name }}", &in.{{ .StructField }}); err != nil {
+	{{- else }}
+	if err := decodeOptional(o, "{{ .Name }}", &in.{{ .StructField }}); err != nil {
+	{{- end }}
+		return in, err
+	}
+	{{- end }}
+	return in, nil
+}
+
+// decodeUpdate{{ .Name }}Input decodes the settable fields of {{ .Name }}'s update body.
+func decodeUpdate{{ .Name }}Input(o object) (ent.Update{{ .Name }}Input, error) {
+	var in ent.Update{{ .Name }}Input
+	{{- range .Update }}
+	{{- if .ClearOp }}
+	if err := decodeClearable(o, "{{ .Name }}", &in.{{ .StructField }}, &in.Clear{{ .StructField }}); err != nil {
+	{{- else }}
+	if err := decodeOptional(o, "{{ .Name }}", &in.{{ .StructField }}); err != nil {
+	{{- end }}
+		return in, err
+	}
+	{{- end }}
+	return in, nil
+}
+{{ end }}
+`
