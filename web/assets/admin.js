@@ -1015,6 +1015,56 @@
     return S.show(c.field.type, item[c.field.name]);
   }
 
+  // liveToggle ties a checkbox to a subscription of item events: ticked,
+  // it subscribes (query with vars(), read at each start) and hands each
+  // event to onEvent; unticked, or when the stream ends or fails, it stops
+  // and says so (say(text, isError), in words: started, ended, stopped).
+  // ready() tells whether the page can follow now (it says why not).
+  function liveToggle(box, { query, vars, onEvent, say, ready, words }) {
+    let live = null; // the AbortController of the running stream
+    async function follow(ctrl) {
+      say(words.started);
+      try {
+        for await (const msg of pg.subscribe(query(), vars(), ctrl.signal)) {
+          const err = msg.errors && msg.errors[0];
+          if (err) throw new Error(pg.describe(err));
+          onEvent(msg.data.itemEvents);
+        }
+        if (!ctrl.signal.aborted) say(words.ended, true);
+      } catch (e) {
+        if (!ctrl.signal.aborted) say(`${words.stopped}: ${e.message}`, true);
+      }
+      if (live === ctrl) {
+        live = null;
+        box.checked = false;
+      }
+    }
+    const toggle = {
+      running: () => live !== null,
+      start() {
+        box.checked = true;
+        live = new AbortController();
+        follow(live);
+      },
+      stop() {
+        if (live) live.abort();
+        live = null;
+        box.checked = false;
+      },
+    };
+    box.addEventListener('change', () => {
+      if (!box.checked) {
+        toggle.stop();
+        say('');
+      } else if (!ready()) {
+        box.checked = false;
+      } else {
+        toggle.start();
+      }
+    });
+    return toggle;
+  }
+
   const items = (function itemsPage() {
     const view = $('browse');
     const listBox = $('browse-list');
@@ -1036,7 +1086,6 @@
     let total = 0;
     let hasNext = false;
     let loading = 0; // the number of the last load, to drop answers to older ones
-    let live = null; // the AbortController of the running stream
     let built = false; // the header, create form and filter fields are drawn
     let ownersRead = false;
     let creating = null; // the create form's {inputs, read}
@@ -1498,43 +1547,21 @@
       pager();
     }
 
-    async function follow(ctrl) {
-      tell('Live: changes show as they happen.');
-      try {
-        for await (const msg of pg.subscribe(m.q.live, {}, ctrl.signal)) {
-          const err = msg.errors && msg.errors[0];
-          if (err) throw new Error(pg.describe(err));
-          apply(msg.data.itemEvents);
-        }
-        if (!ctrl.signal.aborted) tell('The live stream ended; tick Live updates to follow again.', true);
-      } catch (e) {
-        if (!ctrl.signal.aborted) tell(`The live stream stopped: ${e.message}`, true);
-      }
-      if (live === ctrl) {
-        live = null;
-        liveBox.checked = false;
-      }
-    }
-
-    function stopLive() {
-      if (live) live.abort();
-      live = null;
-      liveBox.checked = false;
-    }
-
-    liveBox.addEventListener('change', () => {
-      if (!liveBox.checked) {
-        stopLive();
-        tell('');
-        return;
-      }
-      if (!pg.viewer() || !m) {
+    const live = liveToggle(liveBox, {
+      query: () => m.q.live,
+      vars: () => ({}),
+      onEvent: apply,
+      say: tell,
+      ready() {
+        if (pg.viewer() && m) return true;
         tell('Sign in first.', true);
-        liveBox.checked = false;
-        return;
-      }
-      live = new AbortController();
-      follow(live);
+        return false;
+      },
+      words: {
+        started: 'Live: changes show as they happen.',
+        ended: 'The live stream ended; tick Live updates to follow again.',
+        stopped: 'The live stream stopped',
+      },
     });
 
     function refilter() {
@@ -1619,7 +1646,7 @@
       },
       openDetail,
       reset() {
-        stopLive();
+        live.stop();
         loading++;
         ownersRead = false;
         back = [];
@@ -1655,7 +1682,6 @@
     let m = null;
     let q = null;
     let onFirst = true;
-    let live = null;
 
     function chosenTypes() {
       const t = Array.from(typesBox.querySelectorAll('input:checked'), (c) => c.value);
@@ -1686,61 +1712,36 @@
       return String(item[m.title] ?? item.id);
     }
 
-    async function follow(ctrl) {
-      notice(note, 'Live: new events show on top as they are committed.');
-      const first = rows.querySelector('tr[data-id]');
-      const from = (onFirst && first ? first.dataset.id : null) || since.value.trim() || null;
-      try {
-        for await (const msg of pg.subscribe(q.tail, { types: chosenTypes(), after: from }, ctrl.signal)) {
-          const err = msg.errors && msg.errors[0];
-          if (err) throw new Error(pg.describe(err));
-          if (!onFirst) continue;
-          const tr = row(msg.data.itemEvents);
-          tr.classList.add('fresh');
-          rows.prepend(tr);
-          notice(note, 'Live: new events show on top as they are committed.');
-        }
-        if (!ctrl.signal.aborted) notice(note, 'The live tail ended; tick Live tail to follow again.', true);
-      } catch (e) {
-        if (!ctrl.signal.aborted) notice(note, `The live tail stopped: ${e.message}`, true);
-      }
-      if (live === ctrl) {
-        live = null;
-        liveBox.checked = false;
-      }
-    }
-
-    function stopLive() {
-      if (live) live.abort();
-      live = null;
-      liveBox.checked = false;
-    }
-
-    liveBox.addEventListener('change', () => {
-      if (!liveBox.checked) {
-        stopLive();
-        notice(note, '');
-        return;
-      }
-      if (!q) {
-        liveBox.checked = false;
-        return;
-      }
-      live = new AbortController();
-      follow(live);
+    const live = liveToggle(liveBox, {
+      query: () => q.tail,
+      // From the newest event on screen, else the since filter's.
+      vars() {
+        const first = rows.querySelector('tr[data-id]');
+        return { types: chosenTypes(), after: (onFirst && first ? first.dataset.id : null) || since.value.trim() || null };
+      },
+      onEvent(ev) {
+        if (!onFirst) return;
+        const tr = row(ev);
+        tr.classList.add('fresh');
+        rows.prepend(tr);
+        notice(note, 'Live: new events show on top as they are committed.');
+      },
+      say: (text, isError) => notice(note, text, isError),
+      ready: () => q !== null,
+      words: {
+        started: 'Live: new events show on top as they are committed.',
+        ended: 'The live tail ended; tick Live tail to follow again.',
+        stopped: 'The live tail stopped',
+      },
     });
 
     // reread reads the first page again for new filters (control: what
     // the user changed); a live tail follows from there with them.
     async function reread(control) {
-      const wasLive = !!live;
-      stopLive();
+      const wasLive = live.running();
+      live.stop();
       const ok = await act(control, () => pages.reload(true), { since });
-      if (wasLive && ok) {
-        liveBox.checked = true;
-        live = new AbortController();
-        follow(live);
-      }
+      if (wasLive && ok) live.start();
     }
 
     $('events-filters').addEventListener('submit', (ev) => {
@@ -1775,13 +1776,13 @@
               typesBox.append(box, el('label', { htmlFor: id }, t.toLowerCase()));
             }
           }
-          if (!live) await pages.reload(true);
+          if (!live.running()) await pages.reload(true);
         } catch (e) {
           notice(note, e.message, true);
         }
       },
       reset() {
-        stopLive();
+        live.stop();
         rows.replaceChildren();
         since.value = '';
         for (const c of typesBox.querySelectorAll('input')) c.checked = false;
