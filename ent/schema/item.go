@@ -100,6 +100,7 @@ func (Item) Annotations() []schema.Annotation {
 			"as REST's limit takes 1 to 100; the page after this one starts after pageInfo.endCursor. " +
 			"totalCount counts every item of the filter, not only this page's."),
 		entgql.RelayConnection(),
+		api.Resource("Item"), api.List("listItems", ""),
 	}
 }
 
