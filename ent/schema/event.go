@@ -34,7 +34,7 @@ func (Event) Fields() []ent.Field {
 		// item.created, item.updated or item.deleted.
 		field.String("type").
 			Immutable().
-			Annotations(api.Rename("event"), api.Enum("WebhookEvent", "item.created", "item.updated", "item.deleted"),
+			Annotations(api.Rename("event"), webhookEvent(),
 				api.FilterList("type", "Comma-separated event types to keep (item.created, item.updated, item.deleted); absent: all.")),
 		// The owner of the item, which decides the endpoints that receive it.
 		field.String("user_id").
@@ -121,4 +121,10 @@ func (Event) Policy() ent.Policy {
 			privacy.AlwaysDenyRule(),
 		},
 	}
+}
+
+// webhookEvent names the enum of the event types on REST (WebhookEvent): an
+// event's type, a webhook endpoint's events.
+func webhookEvent() api.Annotation {
+	return api.Enum("WebhookEvent", EventItemCreated, EventItemUpdated, EventItemDeleted)
 }

@@ -42,7 +42,7 @@ func (WebhookEndpoint) Fields() []ent.Field {
 		// The event types to send; empty means all of them.
 		field.Strings("events").
 			Default([]string{}).
-			Annotations(api.Enum("WebhookEvent", "item.created", "item.updated", "item.deleted"), api.Unique(),
+			Annotations(webhookEvent(), api.Unique(),
 				api.Describe("The events sent to the endpoint; empty: all of them."),
 				api.Request("The events to send; empty: all. Duplicates are dropped.")),
 		field.String("secret").

@@ -359,3 +359,77 @@ func mustJSON(t *testing.T, v any) map[string]any {
 	}
 	return decoded(t, data)
 }
+
+// TestResourceShapes: what the annotations of ent/schema make of the
+// resources other than Item, as clients rely on it: the secret only in the
+// variant with it, renamed and hidden fields, edges, references, the
+// request bodies' fields and the list parameters' names.
+func TestResourceShapes(t *testing.T) {
+	g, _ := item(t)
+	c, err := generate(g.Nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := func(name string) map[string]any {
+		s, ok := c.schemas.get(name)
+		if !ok {
+			t.Fatalf("no schema %s", name)
+		}
+		return mustJSON(t, s)
+	}
+	props := func(name string) map[string]any { return schema(name)["properties"].(map[string]any) }
+	at := func(v map[string]any, path ...string) any {
+		var cur any = v
+		for _, p := range path {
+			m, _ := cur.(map[string]any)
+			cur = m[p]
+		}
+		return cur
+	}
+	for _, tc := range []struct {
+		name   string
+		got    any
+		want   any
+		reason string
+	}{
+		{"APIKey has no key", props("APIKey")["key"], nil, "api.Once: the secret is shown once"},
+		{"APIKeyWithSecret's key", at(props("APIKeyWithSecret"), "key", "pattern"), "^sk_", "api.Rename, api.Pattern"},
+		{"APIKey has no key_hash", props("APIKeyWithSecret")["key_hash"], nil, "Sensitive, renamed"},
+		{"APIKey has no updated_at", props("APIKey")["updated_at"], nil, "api.Field(updated_at, api.Hidden())"},
+		{"APIKey.scopes", at(props("APIKey"), "scopes", "items", "$ref"), "#/components/schemas/KeyScope", "api.Enum on field.Strings"},
+		{"APIKey.scopes unique", at(props("APIKey"), "scopes", "uniqueItems"), true, "api.Unique"},
+		{"APIKeyCreate.scopes not unique", at(props("APIKeyCreate"), "scopes", "uniqueItems"), nil, "the server drops duplicates"},
+		{"APIKeyCreate requires nothing", schema("APIKeyCreate")["required"], nil, "api.Optional on user_id, defaults"},
+		{"APIKeyCreate has no rate limit", props("APIKeyCreate")["rate_limit_per_minute"], nil, "api.NoCreate"},
+		{"APIKeyUpdate.rate_limit_per_minute null", at(props("APIKeyUpdate"), "rate_limit_per_minute", "type"), []any{"integer", "null"}, "Nillable"},
+		{"APIKeyCreate.expires_at not null", at(props("APIKeyCreate"), "expires_at", "$ref"), "#/components/schemas/Timestamp", "create takes no null"},
+		{"Webhook has no secret", props("Webhook")["secret"], nil, "api.Once"},
+		{"Webhook has no previous_secret", props("WebhookWithSecret")["previous_secret"], nil, "Sensitive"},
+		{"WebhookWithSecret's secret", at(props("WebhookWithSecret"), "secret", "pattern"), "^whsec_", "api.Pattern"},
+		{"Webhook.url", at(props("Webhook"), "url", "format"), "uri", "api.Format"},
+		{"WebhookCreate.url required", schema("WebhookCreate")["required"], []any{"url"}, "no default"},
+		{"Delivery.webhook_id", at(props("Delivery"), "webhook_id", "pattern"), "^whk_", "api.Rename keeps the edge's prefix"},
+		{"Delivery.event", at(props("Delivery"), "event", "$ref"), "#/components/schemas/WebhookEvent", "api.Of(type) on the event edge"},
+		{"Delivery.attempt_log", at(props("Delivery"), "attempt_log", "items", "$ref"), "#/components/schemas/DeliveryAttempt", "an annotated edge"},
+		{"Delivery.attempt_log bound", at(props("Delivery"), "attempt_log", "maxItems"), float64(20), "api.Length on an edge"},
+		{"Delivery.next_attempt_at null", at(props("Delivery"), "next_attempt_at", "anyOf"), []any{
+			map[string]any{"$ref": "#/components/schemas/Timestamp"}, map[string]any{"type": "null"}}, "api.Nullable"},
+		{"Delivery has no claimed_until", props("Delivery")["claimed_until"], nil, "api.Hidden"},
+		{"DeliveryAttempt has no id", props("DeliveryAttempt")["id"], nil, "api.Field(id, api.Hidden())"},
+		{"DeliveryAttempt.at", at(props("DeliveryAttempt"), "at", "$ref"), "#/components/schemas/Timestamp", "created_at renamed"},
+		{"Event.data", at(props("Event"), "data", "$ref"), "#/components/schemas/Item", "api.Ref"},
+		{"Event.event", at(props("Event"), "event", "$ref"), "#/components/schemas/WebhookEvent", "type renamed, api.Enum"},
+		{"AuditEvent.timestamp", at(props("AuditEvent"), "timestamp", "$ref"), "#/components/schemas/Timestamp", "created_at renamed"},
+		{"AuditEvent.changes", at(props("AuditEvent"), "changes", "additionalProperties", "maxItems"), float64(2), "api.Schema"},
+		{"no DeliveryCreate", c.schemas.obj("DeliveryCreate") == nil, true, "api.ReadOnly"},
+		{"no users sort", c.parameters.obj("user_sort") == nil, true, "api.NoSort on the type"},
+		{"event_type's name", at(mustJSON(t, c.parameters.obj("event_type")), "name"), "type", "api.FilterList's param"},
+		{"key_user_id's name", at(mustJSON(t, c.parameters.obj("key_user_id")), "name"), "user_id", "api.List's prefix"},
+	} {
+		got, _ := json.Marshal(tc.got)
+		want, _ := json.Marshal(tc.want)
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s = %s, want %s (%s)", tc.name, got, want, tc.reason)
+		}
+	}
+}
