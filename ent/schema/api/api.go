@@ -1,16 +1,17 @@
 // Package api holds the annotations that shape a resource in REST's OpenAPI
 // document (rest/openapi/gen) where ent's own declaration does not say it.
 //
-// A type is a REST resource when annotated Resource (its schema's name) and
-// List (its list operation in the skeleton). Its fields then need none: the
-// generator shows every field in the resource's schema except Sensitive ones,
-// lets clients set every field that is neither Immutable nor kept by the
-// server (UpdateDefault), and requires on create those without a default.
-// An annotation opts a field out of that (Hidden, NoSort, CreateOnly,
-// NoCreate, Kept, Optional) or adds what ent cannot express (Length, Range,
-// Nullable, Format, Pattern, Enum, Ref, Schema, Unique, Filter, Describe, Request,
-// Once, Rename). An edge is shown only when it carries an annotation. The
-// server links this package with the schemas, so it holds plain values only.
+// A type is a REST resource when annotated Resource (its schema's name), and
+// List when it has a list (its operation in the skeleton). Its fields then
+// need none: the generator shows every field in the resource's schema except
+// Sensitive ones, lets clients set every field that is neither Immutable nor
+// kept by the server (UpdateDefault), and requires on create those without a
+// default. An annotation opts a field out of that (Hidden, NoSort,
+// CreateOnly, NoCreate, Kept, Optional) or adds what ent cannot express
+// (Length, Range, Min, Nullable, Format, Pattern, Enum, Ref, Schema, Unique,
+// Filter, FilterList, Describe, Request, Once, Rename). An edge is shown only
+// when it carries an annotation (Of, or any other). The server links this
+// package with the schemas, so it holds plain values only.
 package api
 
 import (
