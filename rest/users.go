@@ -58,10 +58,15 @@ func bindUsers(g *gin.RouterGroup, svc *service.Service) {
 	})
 }
 
-// userReadOnly are the fields of a user a client may send back as it got
-// them on PUT (decode.go); an email is the user's for good.
-var userReadOnly = readOnly{fixed: []string{"id", "email", "created_at"}, kept: []string{"updated_at"},
-	reason: ": send it as it was read, or leave it out"}
+// Fields of a user body: what a client may set on create and on update, and
+// userReadOnly those it may send back on PUT as it got them (decode.go); an
+// email is the user's for good.
+var (
+	userCreateFields = []string{"email", "name", "role"}
+	userUpdateFields = []string{"name", "role", "disabled"}
+	userReadOnly     = readOnly{fixed: []string{"id", "email", "created_at"}, kept: []string{"updated_at"},
+		reason: ": send it as it was read, or leave it out"}
+)
 
 // createUser answers POST /users {email, name, role?} (admins): 201 and
 // Location.
@@ -72,7 +77,7 @@ func createUser(svc *service.Service) gin.HandlerFunc {
 			renderError(c, err)
 			return
 		}
-		if err := body.allow([]string{"email", "name", "role"}); err != nil {
+		if err := body.allow(userCreateFields); err != nil {
 			renderError(c, err)
 			return
 		}
@@ -119,7 +124,7 @@ func updateUser(svc *service.Service) gin.HandlerFunc {
 			return
 		}
 		id := c.Param("id")
-		if err := body.allow([]string{"name", "role", "disabled"}, userReadOnly.all()...); err != nil {
+		if err := body.allow(userUpdateFields, userReadOnly.all()...); err != nil {
 			renderError(c, err)
 			return
 		}

@@ -2,6 +2,7 @@ package schema
 
 import (
 	"encoding/json"
+	"github.com/acme/itemsvc/ent/schema/api"
 
 	"entgo.io/ent"
 	"entgo.io/ent/schema"
@@ -37,25 +38,42 @@ func (AuditEvent) Fields() []ent.Field {
 		field.String("actor_id").
 			Optional().
 			Nillable().
-			Immutable(),
-		// user.created, key.revoked, … (service.AuditAction).
+			Immutable().
+			Annotations(api.Pattern("^user_"),
+				api.Describe("The user who made the change; null for the system (the CLI, first start)."),
+				api.Filter("Only the changes this user made. Not a user id: 400 VALIDATION_ERROR naming `actor_id`.")),
+		// user.created, key.revoked, … (service.AuditAction; rest's
+		// TestAuditActionsDocumented holds the enum below to it).
 		field.String("action").
-			Immutable(),
+			Immutable().
+			Annotations(api.Enum("AuditAction",
+				"user.created", "user.updated",
+				"key.created", "key.updated", "key.revoked",
+				"webhook.created", "webhook.updated", "webhook.deleted", "webhook.secret_rotated",
+				"delivery.retried", "deliveries.recovered",
+				"item.updated", "item.deleted",
+				"backup.created", "backup.downloaded", "backup.deleted"),
+				api.Filter("Only the records of this action. Another value is 400 VALIDATION_ERROR naming `action`.")),
 		// The id of what changed (user_…, key_…, whk_…, dlv_…).
 		field.String("target_id").
-			Immutable(),
+			Immutable().
+			Annotations(api.Describe("The id of what changed: a user (user_…), API key (key_…), webhook (whk_…), delivery (dlv_…) or item (item_…); for a backup, its file name.")),
 		// {field: [before, after]} of the fields that changed, each value
 		// as its JSON (null: absent). Never a secret, hash or key.
 		field.JSON("changes", map[string][2]json.RawMessage{}).
-			Immutable(),
+			Immutable().
+			Annotations(api.Schema(`{"type": "object", "additionalProperties": {"type": "array", "minItems": 2, "maxItems": 2}}`),
+				api.Describe("The fields that changed, each as [before, after] (null: absent). Never a secret, hash or key: a secret rotation records none, and a webhook url is kept with its user, password and query values REDACTED.")),
 		// The X-Request-ID of the request that made the change; nil when
 		// there was none (the CLI).
 		field.String("request_id").
 			Optional().
 			Nillable().
-			Immutable(),
+			Immutable().
+			Annotations(api.Describe("The X-Request-ID of the request that made the change; null when there was none (the CLI).")),
 		named.Default(field.Time("created_at"), Now).
-			Immutable(),
+			Immutable().
+			Annotations(api.Rename("timestamp")),
 	}
 }
 
@@ -74,6 +92,7 @@ func (AuditEvent) Indexes() []ent.Index {
 func (AuditEvent) Annotations() []schema.Annotation {
 	return []schema.Annotation{
 		entgql.Skip(),
+		api.Resource("AuditEvent"), api.List("listAuditEvents", "audit_"), api.ReadOnly(),
 	}
 }
 

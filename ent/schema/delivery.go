@@ -6,6 +6,7 @@ import (
 	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
+	"github.com/acme/itemsvc/ent/schema/api"
 	"github.com/acme/itemsvc/ent/schema/entgql"
 
 	"github.com/acme/itemsvc/ent/privacy"
@@ -30,28 +31,40 @@ func (Delivery) Mixin() []ent.Mixin {
 func (Delivery) Fields() []ent.Field {
 	return []ent.Field{
 		field.String("endpoint_id").
-			Immutable(),
+			Immutable().
+			Annotations(api.Rename("webhook_id")),
 		field.String("event_id").
-			Immutable(),
+			Immutable().
+			Annotations(api.Describe("Also the webhook-id header of every attempt.")),
 		field.Enum("state").
 			Values("pending", "succeeded", "failed").
-			Default("pending"),
+			Default("pending").
+			Annotations(api.Filter("Only deliveries in this state.")),
 		field.Int("attempts").
-			Default(0),
-		field.Time("next_attempt_at"),
+			Default(0).
+			Annotations(api.Min(0)),
+		// REST shows it only while the delivery is pending
+		// (internal/resource): null otherwise.
+		field.Time("next_attempt_at").
+			Annotations(api.Nullable(), api.Describe("When the next attempt is due; null unless pending.")),
 		// A dispatcher that claims the delivery owns it until then; a crashed
 		// dispatcher's claims lapse and another picks the delivery up.
 		field.Time("claimed_until").
 			Optional().
-			Nillable(),
+			Nillable().
+			Annotations(api.Hidden()),
 		field.Int("last_status_code").
 			Optional().
-			Nillable(),
+			Nillable().
+			Annotations(api.Min(100),
+				api.Describe("The HTTP status of the last attempt; null before any, or when it got no answer.")),
 		field.String("last_error").
-			Optional(),
+			Optional().
+			Annotations(api.Describe("Why the last attempt failed; empty if it did not.")),
 		field.Int("last_duration_ms").
 			Optional().
-			Nillable(),
+			Nillable().
+			Annotations(api.Min(0)),
 	}
 }
 
@@ -69,8 +82,10 @@ func (Delivery) Edges() []ent.Edge {
 			Field("event_id").
 			Unique().
 			Required().
-			Immutable(),
-		edge.To("attempt_log", DeliveryAttempt.Type),
+			Immutable().
+			Annotations(api.Of("type")),
+		edge.To("attempt_log", DeliveryAttempt.Type).
+			Annotations(api.Length(0, 20), api.Describe("The latest attempts, newest first.")),
 	}
 }
 
@@ -94,6 +109,7 @@ func (Delivery) Indexes() []ent.Index {
 func (Delivery) Annotations() []schema.Annotation {
 	return []schema.Annotation{
 		entgql.Skip(),
+		api.Resource("Delivery"), api.List("listDeliveries", ""), api.ReadOnly(), api.NoSort(),
 	}
 }
 

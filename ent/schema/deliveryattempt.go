@@ -6,6 +6,7 @@ import (
 	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
+	"github.com/acme/itemsvc/ent/schema/api"
 	"github.com/acme/itemsvc/ent/schema/entgql"
 
 	"github.com/acme/itemsvc/ent/privacy"
@@ -31,20 +32,24 @@ func (DeliveryAttempt) Mixin() []ent.Mixin {
 func (DeliveryAttempt) Fields() []ent.Field {
 	return []ent.Field{
 		field.String("delivery_id").
-			Immutable(),
+			Immutable().
+			Annotations(api.Hidden()),
 		// 1 for the first attempt of the delivery.
 		field.Int("number").
-			Immutable(),
+			Immutable().
+			Annotations(api.Min(1)),
 		// Absent when no answer came (refused address, timeout, reset).
 		field.Int("status_code").
 			Optional().
 			Nillable().
-			Immutable(),
+			Immutable().
+			Annotations(api.Min(100), api.Describe("null when no answer came (timeout, refused connection).")),
 		field.String("error").
 			Default("").
 			Immutable(),
 		field.Int("duration_ms").
-			Immutable(),
+			Immutable().
+			Annotations(api.Min(0)),
 	}
 }
 
@@ -71,6 +76,10 @@ func (DeliveryAttempt) Indexes() []ent.Index {
 func (DeliveryAttempt) Annotations() []schema.Annotation {
 	return []schema.Annotation{
 		entgql.Skip(),
+		// REST shows an attempt inside its delivery (attempt_log), by its
+		// number and time.
+		api.Resource("DeliveryAttempt"), api.ReadOnly(),
+		api.Field("id", api.Hidden()), api.Field("created_at", api.Rename("at")), api.Field("updated_at", api.Hidden()),
 	}
 }
 

@@ -106,6 +106,7 @@ func (Item) Annotations() []schema.Annotation {
 			"A new item, for createItem. A bad value is VALIDATION_ERROR naming the field in extensions.field, as on REST, an unknown status included.",
 			"The changes to an item, for updateItem: a field that is absent (or null) stays as it is. "+
 				"A bad value is VALIDATION_ERROR naming the field in extensions.field, as on REST, an unknown status included."),
+		api.Resource("Item"), api.List("listItems", ""),
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
+	"github.com/acme/itemsvc/ent/schema/api"
 	"github.com/acme/itemsvc/ent/schema/entgql"
 
 	"github.com/acme/itemsvc/ent/privacy"
@@ -32,14 +33,22 @@ func (WebhookEndpoint) Fields() []ent.Field {
 	return []ent.Field{
 		field.String("user_id").
 			Immutable(),
-		field.Text("url"),
+		field.Text("url").
+			Annotations(api.Format("uri"), api.Length(0, 2048),
+				api.Request("http or https; must not resolve to a loopback, private, link-local or other special-purpose address that is not globally reachable.")),
 		field.String("description").
-			Default(""),
+			Default("").
+			Annotations(api.Length(0, 500)),
 		// The event types to send; empty means all of them.
 		field.Strings("events").
-			Default([]string{}),
+			Default([]string{}).
+			Annotations(webhookEvent(), api.Unique(),
+				api.Describe("The events sent to the endpoint; empty: all of them."),
+				api.Request("The events to send; empty: all. Duplicates are dropped.")),
 		field.String("secret").
-			Sensitive(),
+			Sensitive().
+			Annotations(api.Once(), api.Pattern("^whsec_"),
+				api.Describe("The signing secret (Standard Webhooks): shown only here.")),
 		// After a rotation the previous secret keeps signing until it expires,
 		// so receivers can switch without dropping deliveries.
 		field.String("previous_secret").
@@ -47,21 +56,28 @@ func (WebhookEndpoint) Fields() []ent.Field {
 			Sensitive(),
 		field.Time("previous_secret_expires_at").
 			Optional().
-			Nillable(),
+			Nillable().
+			Annotations(api.Kept(),
+				api.Describe("Until when the secret replaced by the last rotation still signs; null when none does.")),
 		// false pauses the endpoint: its events wait as pending deliveries.
 		field.Bool("active").
-			Default(true),
+			Default(true).
+			Annotations(api.Describe("false: paused, nothing is sent; the endpoint's events are kept as pending deliveries and sent in the order they were created once it is true again. Deliveries kept longer than 72 hours (or the retry schedule's span, if longer) fail with last_error saying so, and can be recovered. A 410 answer sets it to false.")),
 		// Attempts that failed in a row, whatever their delivery; the first
 		// success resets it. While it is above zero the endpoint gets one
 		// attempt at a time, and at the breaker's threshold it backs off.
 		field.Int("consecutive_failures").
-			Default(0),
+			Default(0).
+			Annotations(api.Kept(), api.Min(0),
+				api.Describe("Attempts that failed in a row (any of its deliveries); the first success resets it. While above zero the endpoint gets one attempt at a time.")),
 		// The circuit breaker: until then none of the endpoint's deliveries
 		// is claimed. Set when the failures reach the threshold, each further
 		// failure doubling the pause.
 		field.Time("backoff_until").
 			Optional().
-			Nillable(),
+			Nillable().
+			Annotations(api.Kept(),
+				api.Describe("The circuit breaker: after 5 failures in a row none of the endpoint's deliveries is attempted until then (1 minute, doubling with each further failure, at most 1 hour), then one probe goes; null when it is not holding them. Turning the endpoint back on, a retry or a recover lifts it.")),
 	}
 }
 
@@ -92,6 +108,7 @@ func (WebhookEndpoint) Indexes() []ent.Index {
 func (WebhookEndpoint) Annotations() []schema.Annotation {
 	return []schema.Annotation{
 		entgql.Skip(),
+		api.Resource("Webhook"), api.List("listWebhooks", "webhook_"), api.NoSort(),
 	}
 }
 

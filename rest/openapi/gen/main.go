@@ -2,28 +2,43 @@
 // one the server embeds and serves at /v1/openapi.json), from two sources:
 //
 //   - rest/openapi/skeleton.json, kept by hand: the paths and their prose,
-//     the error envelope, the headers and every resource not generated yet;
-//   - ent/schema, the one declaration of a resource's shape: for Item, the
-//     Item response schema, the ItemCreate and ItemUpdate request bodies,
-//     the enums (ItemStatus) and the items list's sort and filter
-//     parameters (sort, status, user_id).
+//     the envelope, pagination, errors and headers, and the shapes that are
+//     no ent type (login, token, backup, recovery, a delete's answer);
+//   - ent/schema, the one declaration of each resource: every type
+//     annotated api.Resource (Item, User, APIKey, Webhook, Delivery,
+//     DeliveryAttempt, Event, AuditEvent) gives its response schema, its
+//     Create and Update request bodies (none when api.ReadOnly), the
+//     WithSecret variant when a field is api.Once, its enums, and the
+//     filter and sort parameters of its list (api.List: the operation in
+//     the skeleton and the prefix of the parameters' component names).
 //
 // The generated components go after the skeleton's in their sections; the
-// skeleton must not define them. Run by `go generate ./rest` (rest/generate.go);
-// CI fails when the committed document differs from what it writes.
+// skeleton may name one only to give it prose (description, examples), which
+// replaces the generator's. Run by `go generate ./rest` (rest/generate.go);
+// CI fails when the committed document differs from what it writes, and
+// main_test.go when the skeleton writes a resource's properties or a list
+// parameter by hand.
 //
-// How a field shows (ent's declaration, then ent/schema/api's annotations):
-// every field is in the response schema unless api.Hidden; a client may set
-// it unless it is Immutable or kept by the server (UpdateDefault), and must
-// on create when it is neither Optional nor has a Default; an update takes
-// the Immutable ones back when unchanged and the kept ones as ignored (as
-// rest/decode.go's readOnly does); a field GraphQL orders by
-// (entgql.OrderField) is a sort field unless api.NoSort, the first in ent's
-// order the default; api.Filter makes a list parameter of it. Comments
-// (field.X(...).Comment) are the descriptions.
+// How a field shows (ent's declaration, then ent/schema/api's annotations,
+// see that package for each): every field is in the response schema unless
+// Sensitive (api.Once: in the WithSecret variant only) or api.Hidden, under
+// api.Rename's name if any; a client may set it unless it is Immutable
+// (api.CreateOnly: on create only) or kept by the server (UpdateDefault,
+// api.Kept), api.NoCreate keeping it out of the create body, and must on
+// create when it is neither Optional nor has a Default nor is api.Optional;
+// an update takes the fields it cannot set back when unchanged and the kept
+// ones as ignored (as rest/decode.go's readOnly does); a field GraphQL
+// orders by (entgql.OrderField) is a sort field unless api.NoSort (on the
+// type: no sort parameter), the first in ent's order the default; api.Filter
+// makes a list parameter of it. An edge shows only when annotated: the
+// target's field api.Of, else the target resource or an array of them.
+// api.Describe, else the Comment, is the description (api.Request in the
+// request bodies); api.Length, Range, Min, Format, Pattern, Unique, Enum,
+// Ref, Schema and Nullable add what ent's type does not say.
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -38,15 +53,6 @@ import (
 
 	"github.com/acme/itemsvc/ent/schema/api"
 )
-
-// generated names the types whose components are generated, with their
-// list operation in the skeleton.
-var generated = []resource{{Type: "Item", ListOperation: "listItems"}}
-
-type resource struct {
-	Type          string
-	ListOperation string
-}
 
 func main() {
 	schemaDir := flag.String("schema", "../ent/schema", "ent schema directory")
@@ -80,6 +86,11 @@ func loadGraph(dir string) (*gen.Graph, error) {
 	return g, nil
 }
 
+// prose are the members the skeleton may give a generated schema: its
+// description and examples, written for readers, which replace the
+// generator's.
+var prose = []string{"description", "examples"}
+
 // build merges the components generated from types into the skeleton.
 func build(skeleton []byte, types []*gen.Type) ([]byte, error) {
 	v, err := parse(skeleton)
@@ -90,36 +101,102 @@ func build(skeleton []byte, types []*gen.Type) ([]byte, error) {
 	if !ok || doc.obj("components") == nil {
 		return nil, fmt.Errorf("no components")
 	}
+	c, err := generate(types)
+	if err != nil {
+		return nil, err
+	}
 	comps := doc.obj("components")
-	for _, r := range generated {
-		t := findType(types, r.Type)
-		if t == nil {
-			return nil, fmt.Errorf("ent has no type %s", r.Type)
+	for _, sec := range []struct {
+		name string
+		objs *object
+	}{{"schemas", c.schemas}, {"parameters", c.parameters}} {
+		dst := comps.obj(sec.name)
+		if dst == nil {
+			return nil, fmt.Errorf("no components.%s", sec.name)
 		}
-		c, err := components(t, types)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", r.Type, err)
-		}
-		for _, sec := range []struct {
-			name string
-			objs *object
-		}{{"schemas", c.schemas}, {"parameters", c.parameters}} {
-			dst := comps.obj(sec.name)
-			if dst == nil {
-				return nil, fmt.Errorf("no components.%s", sec.name)
-			}
-			for _, k := range sec.objs.keys {
-				if _, dup := dst.get(k); dup {
-					return nil, fmt.Errorf("components.%s.%s is generated from ent/schema: take it out of the skeleton", sec.name, k)
+		for _, k := range sec.objs.keys {
+			g := sec.objs.obj(k)
+			if hand := dst.obj(k); hand != nil {
+				for _, m := range hand.keys {
+					if sec.name != "schemas" || !slices.Contains(prose, m) {
+						return nil, fmt.Errorf("components.%s.%s is generated from ent/schema: the skeleton may give it only %s, not %s", sec.name, k, strings.Join(prose, " and "), m)
+					}
+					g.set(m, hand.vals[m])
 				}
-				dst.set(k, sec.objs.vals[k])
 			}
+			dst.set(k, g)
 		}
-		if err := listParameters(doc, r.ListOperation, c.parameters.keys); err != nil {
+	}
+	for _, l := range c.lists {
+		if err := listParameters(doc, l.operation, l.parameters); err != nil {
 			return nil, err
 		}
 	}
 	return encode(doc)
+}
+
+// generated are the components made from every resource, in ent's order of
+// the types, and the parameters each list takes.
+type generated struct {
+	schemas, parameters *object
+	lists               []list
+}
+
+// list is one list operation and the components of its parameters.
+type list struct {
+	operation  string
+	parameters []string
+}
+
+// generate makes the components of every type annotated api.Resource. An
+// enum several resources use is made once; its declarations must agree.
+func generate(types []*gen.Type) (generated, error) {
+	all := generated{schemas: newObject(), parameters: newObject()}
+	for _, t := range types {
+		r, err := typeAnnotation(t)
+		if err != nil {
+			return all, err
+		}
+		if r.Resource == "" {
+			continue
+		}
+		c, err := components(t, types)
+		if err != nil {
+			return all, fmt.Errorf("%s: %w", t.Name, err)
+		}
+		for _, k := range c.schemas.keys {
+			if prev, dup := all.schemas.get(k); dup {
+				a, _ := encode(prev)
+				b, _ := encode(c.schemas.vals[k])
+				if !bytes.Equal(a, b) {
+					return all, fmt.Errorf("%s: components.schemas.%s is declared twice, differently", t.Name, k)
+				}
+				continue
+			}
+			all.schemas.set(k, c.schemas.vals[k])
+		}
+		for _, k := range c.parameters.keys {
+			if _, dup := all.parameters.get(k); dup {
+				return all, fmt.Errorf("%s: components.parameters.%s is declared twice: give the resource its own api.List prefix", t.Name, k)
+			}
+			all.parameters.set(k, c.parameters.vals[k])
+		}
+		if r.List != "" {
+			all.lists = append(all.lists, list{operation: r.List, parameters: c.parameters.keys})
+		} else if len(c.parameters.keys) > 0 {
+			return all, fmt.Errorf("%s has list parameters but no api.List operation", t.Name)
+		}
+	}
+	return all, nil
+}
+
+// typeAnnotation is the type's api annotation.
+func typeAnnotation(t *gen.Type) (api.Annotation, error) {
+	var a api.Annotation
+	if err := annotation(t.Annotations, api.Annotation{}.Name(), &a); err != nil {
+		return a, fmt.Errorf("type %s: %w", t.Name, err)
+	}
+	return a, nil
 }
 
 // listParameters makes the list operation take every generated parameter:
@@ -177,65 +254,145 @@ func findType(types []*gen.Type, name string) *gen.Type {
 	return nil
 }
 
-// generatedComponents are one type's components, in their order.
-type generatedComponents struct {
+// typeComponents are one type's components, in their order.
+type typeComponents struct {
 	schemas, parameters *object
 }
 
 // components generates a type's schemas and list parameters.
-func components(t *gen.Type, types []*gen.Type) (generatedComponents, error) {
-	c := generatedComponents{schemas: newObject(), parameters: newObject()}
-	fields, err := restFields(t)
+func components(t *gen.Type, types []*gen.Type) (typeComponents, error) {
+	c := typeComponents{schemas: newObject(), parameters: newObject()}
+	r, err := typeAnnotation(t)
 	if err != nil {
 		return c, err
 	}
-	// Enums first, named as GraphQL names them (entgql.Type) or ent does.
+	fields, err := restFields(t, r)
+	if err != nil {
+		return c, err
+	}
+	// Enums first, named as GraphQL names them (entgql.Type), as
+	// api.Enum says, or as ent does.
 	for _, f := range fields {
-		if f.ent.IsEnum() {
-			vals := []any{}
-			for _, e := range f.ent.Enums {
-				vals = append(vals, e.Value)
-			}
-			c.schemas.set(enumName(t, f.ent), newObject().set("type", "string").set("enum", vals))
+		if name, vals := f.enum(t); name != "" {
+			c.schemas.set(name, newObject().set("type", "string").set("enum", vals))
 		}
 	}
 
-	item := newObject()
-	required := []any{}
-	for _, f := range fields {
-		// resource.Item carries every key, null when Nillable and unset.
-		item.set(f.name, f.schema(t, types, true))
-		required = append(required, f.name)
+	objectOf := func(props *object, required []any) *object {
+		o := newObject().set("type", "object").set("properties", props)
+		if len(required) > 0 {
+			o.set("required", required)
+		}
+		return o.set("additionalProperties", false)
 	}
-	c.schemas.set(t.Name, newObject().
-		set("type", "object").
-		set("properties", item).
-		set("required", required).
-		set("additionalProperties", false))
+	// internal/resource carries every key, null when Nillable and unset;
+	// the secret shown once only in the variant with it.
+	shown, shownRequired := newObject(), []any{}
+	secret, secretRequired := newObject(), []any{}
+	for _, f := range fields {
+		s, err := f.schema(t, types, true, f.nillable())
+		if err != nil {
+			return c, fmt.Errorf("field %s: %w", f.name, err)
+		}
+		if !f.api.Once {
+			shown.set(f.name, s)
+			shownRequired = append(shownRequired, f.name)
+		}
+		secret.set(f.name, s)
+		secretRequired = append(secretRequired, f.name)
+	}
+	c.schemas.set(r.Resource, objectOf(shown, shownRequired))
+	if len(secret.keys) > len(shown.keys) {
+		c.schemas.set(r.Resource+"WithSecret", objectOf(secret, secretRequired))
+	}
 
+	if !r.ReadOnly {
+		if err := requestBodies(c.schemas, t, types, r.Resource, fields); err != nil {
+			return c, err
+		}
+	}
+
+	for _, f := range fields {
+		if f.api.Filter == "" {
+			continue
+		}
+		var s *object
+		switch name, _ := f.enum(t); {
+		case f.api.FilterList:
+			s = newObject().set("type", "string").set("minLength", 1)
+		case name != "":
+			s = newObject().set("$ref", "#/components/schemas/"+name)
+		default:
+			s = newObject().set("type", f.jsonType())
+			if f.api.Pattern != "" {
+				s.set("pattern", f.api.Pattern)
+			}
+		}
+		param := f.name
+		if f.api.Param != "" {
+			param = f.api.Param
+		}
+		c.parameters.set(r.Params+param, newObject().
+			set("name", param).set("in", "query").
+			set("description", f.api.Filter).
+			set("schema", s))
+	}
+	// Sort fields in ent's order (a mixin's first): the first is the
+	// default. A resource without a list has none.
+	var sorts []any
+	if !r.NoSort && r.List != "" {
+		for _, ef := range t.Fields {
+			for _, f := range fields {
+				if f.ent == ef && f.sortable() {
+					sorts = append(sorts, f.name)
+				}
+			}
+		}
+	}
+	if len(sorts) > 0 {
+		c.parameters.set(r.Params+"sort", newObject().
+			set("name", "sort").set("in", "query").
+			set("description", "Field to sort by.").
+			set("schema", newObject().set("type", "string").set("enum", sorts).set("default", sorts[0])))
+	}
+	return c, nil
+}
+
+// requestBodies adds the create and update bodies of a resource named name.
+func requestBodies(schemas *object, t *gen.Type, types []*gen.Type, name string, fields []restField) error {
 	create, createRequired := newObject(), []any{}
 	update := newObject()
 	var settable, fixed, kept []string
 	for _, f := range fields {
-		if f.settable() {
-			settable = append(settable, f.name)
-			create.set(f.name, f.schema(t, types, false))
-			update.set(f.name, f.schema(t, types, false))
-			if !f.ent.Optional && !f.ent.Default {
+		if f.creatable() {
+			s, err := f.schema(t, types, false, false)
+			if err != nil {
+				return fmt.Errorf("field %s: %w", f.name, err)
+			}
+			create.set(f.name, s)
+			if !f.ent.Optional && !f.ent.Default && !f.api.Optional {
 				createRequired = append(createRequired, f.name)
 			}
+		}
+		if f.updatable() {
+			s, err := f.schema(t, types, false, f.nillable())
+			if err != nil {
+				return fmt.Errorf("field %s: %w", f.name, err)
+			}
+			settable = append(settable, f.name)
+			update.set(f.name, s)
 		}
 	}
 	for _, f := range fields {
 		switch {
-		case f.settable():
-		case f.ent.UpdateDefault:
+		case f.edge != nil, f.api.Once, f.updatable():
+		case f.kept():
 			kept = append(kept, f.name)
-			update.set(f.name, newObject().set("type", f.jsonType()).set("description",
+			update.set(f.name, f.plain().set("description",
 				"Kept by the server, which moves it on its own: any value is accepted and ignored."))
 		default:
 			fixed = append(fixed, f.name)
-			update.set(f.name, newObject().set("type", f.jsonType()).set("description",
+			update.set(f.name, f.plain().set("description",
 				"Read-only: accepted when it equals the resource's current value (a client may send back what it got), otherwise 400 VALIDATION_ERROR naming it."))
 		}
 	}
@@ -243,44 +400,13 @@ func components(t *gen.Type, types []*gen.Type) (generatedComponents, error) {
 	if len(createRequired) > 0 {
 		createSchema.set("required", createRequired)
 	}
-	c.schemas.set(t.Name+"Create", createSchema.set("additionalProperties", false))
-	c.schemas.set(t.Name+"Update", newObject().
+	schemas.set(name+"Create", createSchema.set("additionalProperties", false))
+	schemas.set(name+"Update", newObject().
 		set("type", "object").
-		set("description", updateDescription(strings.ToLower(t.Name), settable, fixed, kept)).
+		set("description", updateDescription(strings.ToLower(name), settable, fixed, kept)).
 		set("properties", update).
 		set("additionalProperties", false))
-
-	// Sort fields in ent's order (a mixin's first): the first is the default.
-	var sorts []any
-	for _, ef := range t.Fields {
-		for _, f := range fields {
-			if f.ent == ef && f.sortable() {
-				sorts = append(sorts, f.name)
-			}
-		}
-	}
-	for _, f := range fields {
-		if f.api.Filter == "" {
-			continue
-		}
-		var s *object
-		if f.ent.IsEnum() {
-			s = newObject().set("$ref", "#/components/schemas/"+enumName(t, f.ent))
-		} else {
-			s = newObject().set("type", f.jsonType())
-		}
-		c.parameters.set(f.name, newObject().
-			set("name", f.name).set("in", "query").
-			set("description", f.api.Filter).
-			set("schema", s))
-	}
-	if len(sorts) > 0 {
-		c.parameters.set("sort", newObject().
-			set("name", "sort").set("in", "query").
-			set("description", "Field to sort by.").
-			set("schema", newObject().set("type", "string").set("enum", sorts).set("default", sorts[0])))
-	}
-	return c, nil
+	return nil
 }
 
 // updateDescription says what an update takes, as rest/decode.go reads it.
@@ -307,10 +433,11 @@ func and(names []string) string {
 	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
-// restField is a field as REST shows it.
+// restField is a field, or an annotated edge, as REST shows it.
 type restField struct {
 	name string
-	ent  *gen.Field
+	ent  *gen.Field // nil for an edge
+	edge *gen.Edge
 	api  api.Annotation
 	gql  gqlAnnotation
 	id   bool
@@ -322,10 +449,12 @@ type gqlAnnotation struct {
 	Type       string `json:"Type,omitempty"`
 }
 
-// restFields are the fields REST shows, in the order resource.Item has
-// them: the id, the type's own fields, then those of its mixins.
-func restFields(t *gen.Type) ([]restField, error) {
-	var own, mixed []restField
+// restFields are the fields REST shows, in the order internal/resource has
+// them: the id, the type's own fields, its annotated edges, then the fields
+// of its mixins. r is the type's annotation, which annotates the id and the
+// mixins' fields (api.Field).
+func restFields(t *gen.Type, r api.Annotation) ([]restField, error) {
+	var own, edges, mixed []restField
 	for _, f := range t.Fields {
 		rf := restField{name: f.Name, ent: f}
 		if err := annotation(f.Annotations, api.Annotation{}.Name(), &rf.api); err != nil {
@@ -334,11 +463,19 @@ func restFields(t *gen.Type) ([]restField, error) {
 		if err := annotation(f.Annotations, "EntGQL", &rf.gql); err != nil {
 			return nil, fmt.Errorf("field %s: %w", f.Name, err)
 		}
-		if rf.api.Hidden {
+		if a, ok := r.Fields[f.Name]; ok {
+			rf.api = rf.api.Merge(a).(api.Annotation)
+		}
+		if rf.api.Hidden || f.Sensitive() && !rf.api.Once {
 			continue
 		}
-		if _, err := baseType(f); err != nil {
-			return nil, fmt.Errorf("field %s: %w", f.Name, err)
+		if rf.api.As != "" {
+			rf.name = rf.api.As
+		}
+		if rf.api.Schema == "" && rf.api.Ref == "" {
+			if _, err := baseType(f); err != nil {
+				return nil, fmt.Errorf("field %s: %w", f.Name, err)
+			}
 		}
 		if f.Position != nil && f.Position.MixedIn {
 			mixed = append(mixed, rf)
@@ -346,8 +483,28 @@ func restFields(t *gen.Type) ([]restField, error) {
 			own = append(own, rf)
 		}
 	}
-	id := restField{name: "id", ent: t.ID, id: true}
-	return append(append([]restField{id}, own...), mixed...), nil
+	for _, e := range t.Edges {
+		if _, ok := e.Annotations[api.Annotation{}.Name()]; !ok {
+			continue
+		}
+		rf := restField{name: e.Name, edge: e}
+		if err := annotation(e.Annotations, api.Annotation{}.Name(), &rf.api); err != nil {
+			return nil, fmt.Errorf("edge %s: %w", e.Name, err)
+		}
+		if rf.api.Hidden {
+			continue
+		}
+		if rf.api.As != "" {
+			rf.name = rf.api.As
+		}
+		edges = append(edges, rf)
+	}
+	out := append(append(own, edges...), mixed...)
+	id := restField{name: "id", ent: t.ID, id: true, api: r.Fields["id"]}
+	if id.api.Hidden {
+		return out, nil
+	}
+	return append([]restField{id}, out...), nil
 }
 
 // annotation decodes the annotation of that name (a value after
@@ -364,23 +521,79 @@ func annotation(as gen.Annotations, name string, v any) error {
 	return json.Unmarshal(data, v)
 }
 
-// settable says whether a client may set the field.
-func (f restField) settable() bool {
-	return !f.id && !f.ent.Immutable && !f.ent.UpdateDefault
+// creatable says whether a client may set the field on create.
+func (f restField) creatable() bool {
+	return f.edge == nil && !f.id && !f.api.Once && !f.kept() && !f.api.NoCreate &&
+		(!f.ent.Immutable || f.api.CreateOnly)
+}
+
+// updatable says whether a client may change the field.
+func (f restField) updatable() bool {
+	return f.edge == nil && !f.id && !f.api.Once && !f.kept() && !f.api.CreateOnly && !f.ent.Immutable
+}
+
+// kept says whether the server moves the field on its own.
+func (f restField) kept() bool {
+	return f.ent != nil && (f.ent.UpdateDefault || f.api.Kept)
+}
+
+// nillable says whether the field's value may be null.
+func (f restField) nillable() bool {
+	return f.ent != nil && (f.ent.Nillable || f.api.Nullable)
 }
 
 func (f restField) sortable() bool {
-	return f.gql.OrderField != "" && !f.api.NoSort
+	return f.ent != nil && f.gql.OrderField != "" && !f.api.NoSort
+}
+
+// enum is the name and values of the enum component the field's values
+// are, if any.
+func (f restField) enum(t *gen.Type) (string, []any) {
+	var vals []any
+	switch {
+	case f.ent == nil:
+		return "", nil
+	case f.ent.IsEnum():
+		for _, e := range f.ent.Enums {
+			vals = append(vals, e.Value)
+		}
+		return enumName(t, f.ent), vals
+	case f.api.Enum != "":
+		for _, v := range f.api.Values {
+			vals = append(vals, v)
+		}
+		return f.api.Enum, vals
+	}
+	return "", nil
 }
 
 // jsonType is the JSON type of the field's values.
 func (f restField) jsonType() string {
+	if f.api.Schema != "" || f.api.Ref != "" {
+		return "object"
+	}
 	t, _ := baseType(f.ent)
 	return t
 }
 
+// plain is the field's bare JSON type, null included when it may be.
+func (f restField) plain() *object {
+	s := newObject()
+	if f.nillable() {
+		s.set("type", []any{f.jsonType(), "null"})
+	} else {
+		s.set("type", f.jsonType())
+	}
+	if f.jsonType() == "array" {
+		s.set("items", newObject().set("type", "string"))
+	}
+	return s
+}
+
 func baseType(f *gen.Field) (string, error) {
 	switch {
+	case isStrings(f):
+		return "array", nil
 	case f.IsString(), f.IsEnum(), f.IsTime():
 		return "string", nil
 	case f.IsBool():
@@ -390,48 +603,158 @@ func baseType(f *gen.Field) (string, error) {
 	case f.Type.Numeric():
 		return "integer", nil
 	}
-	return "", fmt.Errorf("ent type %s has no REST shape in rest/openapi/gen: teach baseType, or api.Hidden() it", f.Type)
+	return "", fmt.Errorf("ent type %s has no REST shape in rest/openapi/gen: teach baseType, give it api.Schema, or api.Hidden() it", f.Type)
 }
 
-// schema is the field's schema in a response (response) or a request body.
-func (f restField) schema(t *gen.Type, types []*gen.Type, response bool) *object {
+// isStrings says whether the field is field.Strings: a JSON array of strings.
+func isStrings(f *gen.Field) bool {
+	return f.IsJSON() && f.Type.RType != nil && f.Type.RType.Ident == "[]string"
+}
+
+// schema is the field's schema in a response (response) or a request body,
+// taking null when nullable.
+func (f restField) schema(t *gen.Type, types []*gen.Type, response, nullable bool) (*object, error) {
+	if f.edge != nil {
+		return f.edgeSchema(types)
+	}
 	s := newObject()
+	enum, _ := f.enum(t)
 	switch {
-	case f.ent.IsEnum():
-		s.set("$ref", "#/components/schemas/"+enumName(t, f.ent))
+	case f.api.Schema != "":
+		v, err := parse([]byte(f.api.Schema))
+		if err != nil {
+			return nil, fmt.Errorf("api.Schema: %w", err)
+		}
+		o, ok := v.(*object)
+		if !ok {
+			return nil, fmt.Errorf("api.Schema is not an object")
+		}
+		s = o
+	case f.api.Ref != "":
+		s.set("$ref", "#/components/schemas/"+f.api.Ref)
+	case enum != "" && isStrings(f.ent):
+		s.set("type", "array").set("items", newObject().set("$ref", "#/components/schemas/"+enum))
+	case enum != "":
+		s.set("$ref", "#/components/schemas/"+enum)
 	case f.ent.IsTime():
 		s.set("$ref", "#/components/schemas/Timestamp")
+	case isStrings(f.ent):
+		s.set("type", "array").set("items", newObject().set("type", "string"))
 	default:
 		s.set("type", f.jsonType())
-		if response {
-			if p := f.prefix(t); p != "" {
-				s.set("pattern", "^"+p)
-			}
+		if p := f.prefix(t); p != "" {
+			s.set("pattern", "^"+p)
+		} else if f.api.Pattern != "" {
+			s.set("pattern", f.api.Pattern)
+		}
+		if f.api.Format != "" {
+			s.set("format", f.api.Format)
 		}
 	}
-	if c := f.ent.Comment(); c != "" {
-		s.set("description", c)
+	if d := f.description(response); d != "" {
+		s.set("description", d)
+	}
+	f.bounds(s, response)
+	if nullable {
+		s = orNull(s)
+	}
+	return s, nil
+}
+
+// description is the field's in a response or a request body.
+func (f restField) description(response bool) string {
+	if !response && f.api.Request != "" {
+		return f.api.Request
+	}
+	if f.api.Describe != "" {
+		return f.api.Describe
+	}
+	if f.edge != nil {
+		return f.edge.Comment()
+	}
+	return f.ent.Comment()
+}
+
+// bounds adds the lengths, range and uniqueness the annotations state: in a
+// request body, no length of a value the server trims, nor uniqueness (the
+// server drops duplicates).
+func (f restField) bounds(s *object, response bool) {
+	minLen, maxLen := "minLength", "maxLength"
+	if t, _ := s.get("type"); t == "array" {
+		minLen, maxLen = "minItems", "maxItems"
 	}
 	if response || !f.api.Trimmed {
 		if n := f.api.MinLength; n != nil && *n > 0 {
-			s.set("minLength", *n)
+			s.set(minLen, *n)
 		}
 		if n := f.api.MaxLength; n != nil {
-			s.set("maxLength", *n)
+			s.set(maxLen, *n)
 		}
 	}
-	if f.ent.Nillable {
-		if ref, ok := s.get("$ref"); ok {
-			n := newObject().set("anyOf", []any{newObject().set("$ref", ref), newObject().set("type", "null")})
-			if d, ok := s.get("description"); ok {
-				n.set("description", d)
-			}
-			s = n
-		} else {
-			s.set("type", []any{f.jsonType(), "null"})
-		}
+	if n := f.api.Minimum; n != nil {
+		s.set("minimum", *n)
 	}
+	if n := f.api.Maximum; n != nil {
+		s.set("maximum", *n)
+	}
+	if response && f.api.Unique {
+		s.set("uniqueItems", true)
+	}
+}
+
+// orNull makes a schema take null too.
+func orNull(s *object) *object {
+	if ref, ok := s.get("$ref"); ok {
+		n := newObject().set("anyOf", []any{newObject().set("$ref", ref), newObject().set("type", "null")})
+		if d, ok := s.get("description"); ok {
+			n.set("description", d)
+		}
+		return n
+	}
+	t, _ := s.get("type")
+	s.set("type", []any{t, "null"})
 	return s
+}
+
+// edgeSchema is an annotated edge's schema: its target's field api.Of, or
+// its target resource, or an array of them.
+func (f restField) edgeSchema(types []*gen.Type) (*object, error) {
+	target := f.edge.Type
+	r, err := typeAnnotation(target)
+	if err != nil {
+		return nil, err
+	}
+	if f.api.Of != "" {
+		if !f.edge.Unique {
+			return nil, fmt.Errorf("edge %s: api.Of needs a unique edge", f.edge.Name)
+		}
+		fields, err := restFields(target, r)
+		if err != nil {
+			return nil, err
+		}
+		for _, tf := range fields {
+			if tf.ent != nil && tf.ent.Name == f.api.Of {
+				if f.api.Describe != "" {
+					tf.api.Describe = f.api.Describe
+				}
+				return tf.schema(target, types, true, tf.nillable())
+			}
+		}
+		return nil, fmt.Errorf("edge %s: %s shows no field %s", f.edge.Name, target.Name, f.api.Of)
+	}
+	if r.Resource == "" {
+		return nil, fmt.Errorf("edge %s: %s is no api.Resource", f.edge.Name, target.Name)
+	}
+	ref := newObject().set("$ref", "#/components/schemas/"+r.Resource)
+	s := ref
+	if !f.edge.Unique {
+		s = newObject().set("type", "array").set("items", ref)
+	}
+	if d := f.description(true); d != "" {
+		s.set("description", d)
+	}
+	f.bounds(s, true)
+	return s, nil
 }
 
 // prefix is the id prefix of the field's values: the type's own for its id,
@@ -441,7 +764,7 @@ func (f restField) prefix(t *gen.Type) string {
 	if !f.id {
 		target = nil
 		for _, e := range t.Edges {
-			if ef := e.Field(); ef != nil && ef.Name == f.name {
+			if ef := e.Field(); ef != nil && ef.Name == f.ent.Name {
 				target = e.Type
 			}
 		}
