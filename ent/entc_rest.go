@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"go/format"
 	"os"
+	"slices"
 	"strings"
 	"text/template"
 
@@ -60,28 +61,42 @@ func restShapes(next gen.Generator) gen.Generator {
 func writable(g *gen.Graph) ([]*resource, error) {
 	var rs []*resource
 	for _, t := range g.Nodes {
-		var a entgql.Annotation
-		if err := shape.Decode(t.Annotations, a.Name(), &a); err != nil {
+		ok, err := shape.Writable(t)
+		if err != nil {
 			return nil, err
 		}
-		if len(a.MutationInputs) > 0 {
+		if ok {
 			rs = append(rs, &resource{Type: t})
 		}
 	}
 	return rs, nil
 }
 
-// skipUnsettable adds entgql.Skip of both mutation inputs to every field
-// that shape.Settable refuses and to every immutable edge.
+// skipUnsettable keeps out of each mutation input the fields a client may
+// not set in it (shape.Field's Creatable, Updatable), and every immutable
+// edge.
 func skipUnsettable(t *gen.Type) error {
-	const inputs = entgql.SkipMutationCreateInput | entgql.SkipMutationUpdateInput
-	for _, f := range t.Fields {
-		ok, err := shape.Settable(f)
-		if err != nil {
-			return err
+	fields, err := shape.Fields(t)
+	if err != nil {
+		return err
+	}
+	shown := map[*gen.Field]shape.Field{}
+	for _, f := range fields {
+		if f.Ent != nil {
+			shown[f.Ent] = f
 		}
-		if !ok {
-			if err := addSkip(f.Annotations, inputs); err != nil {
+	}
+	for _, f := range t.Fields {
+		var mode entgql.SkipMode
+		sf, ok := shown[f]
+		if !ok || !sf.Creatable() {
+			mode |= entgql.SkipMutationCreateInput
+		}
+		if !ok || !sf.Updatable() {
+			mode |= entgql.SkipMutationUpdateInput
+		}
+		if mode != 0 {
+			if err := addSkip(f.Annotations, mode); err != nil {
 				return fmt.Errorf("field %s: %w", f.Name, err)
 			}
 		}
@@ -91,7 +106,7 @@ func skipUnsettable(t *gen.Type) error {
 			if e.Annotations == nil {
 				e.Annotations = gen.Annotations{}
 			}
-			if err := addSkip(e.Annotations, inputs); err != nil {
+			if err := addSkip(e.Annotations, entgql.SkipMutationCreateInput|entgql.SkipMutationUpdateInput); err != nil {
 				return fmt.Errorf("edge %s: %w", e.Name, err)
 			}
 		}
@@ -112,14 +127,15 @@ func addSkip(as gen.Annotations, mode entgql.SkipMode) error {
 // resource is a writable type as the templates read it.
 type resource struct {
 	*gen.Type
-	// Fields are those clients see, after the id.
-	Fields []*gen.Field
+	// Fields are those clients see, after the id, each with the name of
+	// its Go field in the shape.
+	Fields []shape.Field
 	// Create and Update are the fields of its mutation inputs.
 	Create, Update []*entgql.InputFieldDescriptor
-	// Settable, Fixed and Kept name the fields of an update body: those
-	// a client sets, the read-only ones it may send back unchanged, and
-	// those the server moves (any value ignored).
-	Settable, Fixed, Kept []string
+	// Creatable and Updatable name the fields a create body and an update
+	// body set; Fixed and Kept the read-only ones an update may carry
+	// back: unchanged, and any value (the server's to move).
+	Creatable, Updatable, Fixed, Kept []string
 }
 
 func (r *resource) describe() error {
@@ -133,38 +149,37 @@ func (r *resource) describe() error {
 	if r.Update, err = (&entgql.MutationDescriptor{Type: r.Type}).InputFields(); err != nil {
 		return err
 	}
-	r.Fixed = []string{"id"}
 	for _, f := range r.Fields {
-		ok, err := shape.Settable(f)
+		if f.Edge != nil || f.Name != f.Ent.Name {
+			return fmt.Errorf("field %s: entc_rest.go shows no edges or renamed fields yet", f.Name)
+		}
+		if f.Creatable() {
+			r.Creatable = append(r.Creatable, f.Name)
+		}
 		switch {
-		case err != nil:
-			return err
-		case ok:
-			r.Settable = append(r.Settable, f.Name)
-		case shape.Kept(f):
+		case f.Updatable():
+			r.Updatable = append(r.Updatable, f.Name)
+		case f.Kept():
 			r.Kept = append(r.Kept, f.Name)
 		default:
 			r.Fixed = append(r.Fixed, f.Name)
 		}
 	}
-	for _, in := range [][]*entgql.InputFieldDescriptor{r.Create, r.Update} {
-		for _, f := range in {
-			if !contains(r.Settable, f.Name) {
-				return fmt.Errorf("field %s is in a mutation input but clients may not set it (package shape)", f.Name)
+	for _, in := range []struct {
+		fields []*entgql.InputFieldDescriptor
+		names  []string
+	}{{r.Create, r.Creatable}, {r.Update, r.Updatable}} {
+		for _, f := range in.fields {
+			if !slices.Contains(in.names, f.Name) {
+				return fmt.Errorf("field %s is in a mutation input but clients may not set it there (package shape)", f.Name)
 			}
 		}
 	}
+	// The id leads every shape on its own.
+	r.Fields = slices.DeleteFunc(r.Fields, func(f shape.Field) bool { return f.ID })
 	return nil
 }
 
-func contains(names []string, name string) bool {
-	for _, n := range names {
-		if n == name {
-			return true
-		}
-	}
-	return false
-}
 
 // render executes the template on the resources and writes the formatted
 // source to path.
@@ -178,7 +193,7 @@ func render(path, text string, rs []*resource) error {
 		"usesTime": func(rs []*resource) bool {
 			for _, r := range rs {
 				for _, f := range r.Fields {
-					if f.IsTime() {
+					if f.Ent.IsTime() {
 						return true
 					}
 				}
@@ -247,7 +262,7 @@ import (
 type {{ .Name }} struct {
 	ID {{ .ID.Type }} ` + "`json:\"id\"`" + `
 	{{- range .Fields }}
-	{{ .StructField }} {{ goType . }} ` + "`json:\"{{ .Name }}\"`" + `
+	{{ .Ent.StructField }} {{ goType .Ent }} ` + "`json:\"{{ .Name }}\"`" + `
 	{{- end }}
 }
 
@@ -256,7 +271,7 @@ func New{{ .Name }}(v *ent.{{ .Name }}) {{ .Name }} {
 	return {{ .Name }}{
 		ID: v.ID,
 		{{- range .Fields }}
-		{{ .StructField }}: {{ value . }},
+		{{ .Ent.StructField }}: {{ value .Ent }},
 		{{- end }}
 	}
 }
@@ -283,7 +298,8 @@ import (
 // {{ lower .Name }}Body names the fields of {{ .Name }}'s request bodies: those a client
 // sets, and those of its JSON that an update may carry back (decode.go).
 var {{ lower .Name }}Body = body{
-	settable: {{ quote .Settable }},
+	create:   {{ quote .Creatable }},
+	update:   {{ quote .Updatable }},
 	readOnly: readOnly{fixed: {{ quote .Fixed }}, kept: {{ quote .Kept }}, reason: sendBack},
 }
 

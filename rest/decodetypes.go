@@ -55,11 +55,11 @@ func (o object) timestamp(name string) (*time.Time, error) {
 }
 
 // body names the fields of a resource's request bodies (generated for the
-// writable resources into inputs.generated.go): those a client may set, and
-// the read-only ones an update may carry back.
+// writable resources into inputs.generated.go): those a client may set on
+// create and on update, and the read-only ones an update may carry back.
 type body struct {
-	settable []string
-	readOnly readOnly
+	create, update []string
+	readOnly       readOnly
 }
 
 // sendBack follows "is read-only" when a client changed a field it may
@@ -128,11 +128,11 @@ func (b body) decode(c *gin.Context, current func() (any, error)) (object, error
 	if err != nil {
 		return nil, err
 	}
-	ro := b.readOnly
+	settable, ro := b.update, b.readOnly
 	if current == nil {
-		ro = readOnly{}
+		settable, ro = b.create, readOnly{}
 	}
-	if err := o.allow(b.settable, ro.all()...); err != nil {
+	if err := o.allow(settable, ro.all()...); err != nil {
 		return nil, err
 	}
 	if err := o.check(ro, current); err != nil {

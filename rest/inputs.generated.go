@@ -9,7 +9,8 @@ import (
 // itemBody names the fields of Item's request bodies: those a client
 // sets, and those of its JSON that an update may carry back (decode.go).
 var itemBody = body{
-	settable: []string{"name", "description", "status"},
+	create:   []string{"name", "description", "status"},
+	update:   []string{"name", "description", "status"},
 	readOnly: readOnly{fixed: []string{"id", "user_id", "created_at"}, kept: []string{"updated_at"}, reason: sendBack},
 }
 

@@ -36,7 +36,7 @@ func TestRequestBodiesAreWhatRESTDecodes(t *testing.T) {
 		create, update []string
 		ro             readOnly
 	}{
-		{"Item", itemBody.settable, itemBody.settable, itemBody.readOnly},
+		{"Item", itemBody.create, itemBody.update, itemBody.readOnly},
 		{"User", userCreateFields, userUpdateFields, userReadOnly},
 		{"APIKey", keyCreateFields, keyUpdateFields, keyReadOnly},
 		{"Webhook", webhookFields, webhookFields, webhookReadOnly},

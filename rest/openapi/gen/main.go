@@ -20,12 +20,16 @@
 // parameter by hand.
 //
 // How a field shows (ent's declaration, then ent/schema/api's annotations,
-// see that package for each): every field is in the response schema unless
+// see that package for each; the rules of which fields show and who sets
+// them are package ent/schema/api/shape's, which ent/entc_rest.go reads too
+// for the Go shapes, REST's decoders and GraphQL's inputs): every field is in the response schema unless
 // Sensitive (api.Once: in the WithSecret variant only) or api.Hidden, under
 // api.Rename's name if any; a client may set it unless it is Immutable
 // (api.CreateOnly: on create only) or kept by the server (UpdateDefault,
 // api.Kept), api.NoCreate keeping it out of the create body, and must on
 // create when it is neither Optional nor has a Default nor is api.Optional;
+// an update may send null for an Optional field of a type clients write
+// through entgql's inputs (shape.Field.Clearable), which clears it;
 // an update takes the fields it cannot set back when unchanged and the kept
 // ones as ignored (as rest/decode.go's readOnly does); a field GraphQL
 // orders by (entgql.OrderField) is a sort field unless api.NoSort (on the
@@ -52,6 +56,7 @@ import (
 	"entgo.io/ent/schema/field"
 
 	"github.com/acme/itemsvc/ent/schema/api"
+	"github.com/acme/itemsvc/ent/schema/api/shape"
 )
 
 func main() {
@@ -266,7 +271,7 @@ func components(t *gen.Type, types []*gen.Type) (typeComponents, error) {
 	if err != nil {
 		return c, err
 	}
-	fields, err := restFields(t, r)
+	fields, err := restFields(t)
 	if err != nil {
 		return c, err
 	}
@@ -290,16 +295,16 @@ func components(t *gen.Type, types []*gen.Type) (typeComponents, error) {
 	shown, shownRequired := newObject(), []any{}
 	secret, secretRequired := newObject(), []any{}
 	for _, f := range fields {
-		s, err := f.schema(t, types, true, f.nillable())
+		s, err := f.schema(t, types, true, f.Nillable())
 		if err != nil {
-			return c, fmt.Errorf("field %s: %w", f.name, err)
+			return c, fmt.Errorf("field %s: %w", f.Name, err)
 		}
-		if !f.api.Once {
-			shown.set(f.name, s)
-			shownRequired = append(shownRequired, f.name)
+		if !f.API.Once {
+			shown.set(f.Name, s)
+			shownRequired = append(shownRequired, f.Name)
 		}
-		secret.set(f.name, s)
-		secretRequired = append(secretRequired, f.name)
+		secret.set(f.Name, s)
+		secretRequired = append(secretRequired, f.Name)
 	}
 	c.schemas.set(r.Resource, objectOf(shown, shownRequired))
 	if len(secret.keys) > len(shown.keys) {
@@ -313,28 +318,28 @@ func components(t *gen.Type, types []*gen.Type) (typeComponents, error) {
 	}
 
 	for _, f := range fields {
-		if f.api.Filter == "" {
+		if f.API.Filter == "" {
 			continue
 		}
 		var s *object
 		switch name, _ := f.enum(t); {
-		case f.api.FilterList:
+		case f.API.FilterList:
 			s = newObject().set("type", "string").set("minLength", 1)
 		case name != "":
 			s = newObject().set("$ref", "#/components/schemas/"+name)
 		default:
 			s = newObject().set("type", f.jsonType())
-			if f.api.Pattern != "" {
-				s.set("pattern", f.api.Pattern)
+			if f.API.Pattern != "" {
+				s.set("pattern", f.API.Pattern)
 			}
 		}
-		param := f.name
-		if f.api.Param != "" {
-			param = f.api.Param
+		param := f.Name
+		if f.API.Param != "" {
+			param = f.API.Param
 		}
 		c.parameters.set(r.Params+param, newObject().
 			set("name", param).set("in", "query").
-			set("description", f.api.Filter).
+			set("description", f.API.Filter).
 			set("schema", s))
 	}
 	// Sort fields in ent's order (a mixin's first): the first is the
@@ -343,8 +348,8 @@ func components(t *gen.Type, types []*gen.Type) (typeComponents, error) {
 	if !r.NoSort && r.List != "" {
 		for _, ef := range t.Fields {
 			for _, f := range fields {
-				if f.ent == ef && f.sortable() {
-					sorts = append(sorts, f.name)
+				if f.Ent == ef && f.sortable() {
+					sorts = append(sorts, f.Name)
 				}
 			}
 		}
@@ -364,35 +369,35 @@ func requestBodies(schemas *object, t *gen.Type, types []*gen.Type, name string,
 	update := newObject()
 	var settable, fixed, kept []string
 	for _, f := range fields {
-		if f.creatable() {
+		if f.Creatable() {
 			s, err := f.schema(t, types, false, false)
 			if err != nil {
-				return fmt.Errorf("field %s: %w", f.name, err)
+				return fmt.Errorf("field %s: %w", f.Name, err)
 			}
-			create.set(f.name, s)
-			if !f.ent.Optional && !f.ent.Default && !f.api.Optional {
-				createRequired = append(createRequired, f.name)
+			create.set(f.Name, s)
+			if !f.Ent.Optional && !f.Ent.Default && !f.API.Optional {
+				createRequired = append(createRequired, f.Name)
 			}
 		}
-		if f.updatable() {
-			s, err := f.schema(t, types, false, f.nillable())
+		if f.Updatable() {
+			s, err := f.schema(t, types, false, f.Nillable() || f.Clearable)
 			if err != nil {
-				return fmt.Errorf("field %s: %w", f.name, err)
+				return fmt.Errorf("field %s: %w", f.Name, err)
 			}
-			settable = append(settable, f.name)
-			update.set(f.name, s)
+			settable = append(settable, f.Name)
+			update.set(f.Name, s)
 		}
 	}
 	for _, f := range fields {
 		switch {
-		case f.edge != nil, f.api.Once, f.updatable():
-		case f.kept():
-			kept = append(kept, f.name)
-			update.set(f.name, f.plain().set("description",
+		case f.Edge != nil, f.API.Once, f.Updatable():
+		case f.Kept():
+			kept = append(kept, f.Name)
+			update.set(f.Name, f.plain().set("description",
 				"Kept by the server, which moves it on its own: any value is accepted and ignored."))
 		default:
-			fixed = append(fixed, f.name)
-			update.set(f.name, f.plain().set("description",
+			fixed = append(fixed, f.Name)
+			update.set(f.Name, f.plain().set("description",
 				"Read-only: accepted when it equals the resource's current value (a client may send back what it got), otherwise 400 VALIDATION_ERROR naming it."))
 		}
 	}
@@ -433,14 +438,11 @@ func and(names []string) string {
 	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
-// restField is a field, or an annotated edge, as REST shows it.
+// restField is a field, or an annotated edge, as REST shows it (package
+// shape) with what entgql says of it.
 type restField struct {
-	name string
-	ent  *gen.Field // nil for an edge
-	edge *gen.Edge
-	api  api.Annotation
-	gql  gqlAnnotation
-	id   bool
+	shape.Field
+	gql gqlAnnotation
 }
 
 // gqlAnnotation is what the generator reads of entgql's annotation.
@@ -449,62 +451,30 @@ type gqlAnnotation struct {
 	Type       string `json:"Type,omitempty"`
 }
 
-// restFields are the fields REST shows, in the order internal/resource has
-// them: the id, the type's own fields, its annotated edges, then the fields
-// of its mixins. r is the type's annotation, which annotates the id and the
-// mixins' fields (api.Field).
-func restFields(t *gen.Type, r api.Annotation) ([]restField, error) {
-	var own, edges, mixed []restField
-	for _, f := range t.Fields {
-		rf := restField{name: f.Name, ent: f}
-		if err := annotation(f.Annotations, api.Annotation{}.Name(), &rf.api); err != nil {
-			return nil, fmt.Errorf("field %s: %w", f.Name, err)
-		}
-		if err := annotation(f.Annotations, "EntGQL", &rf.gql); err != nil {
-			return nil, fmt.Errorf("field %s: %w", f.Name, err)
-		}
-		if a, ok := r.Fields[f.Name]; ok {
-			rf.api = rf.api.Merge(a).(api.Annotation)
-		}
-		if rf.api.Hidden || f.Sensitive() && !rf.api.Once {
-			continue
-		}
-		if rf.api.As != "" {
-			rf.name = rf.api.As
-		}
-		if rf.api.Schema == "" && rf.api.Ref == "" {
-			if _, err := baseType(f); err != nil {
-				return nil, fmt.Errorf("field %s: %w", f.Name, err)
+// restFields are the fields REST shows (shape.Fields), each with its
+// entgql annotation; a field of a type baseType cannot show needs a schema
+// of its own (api.Schema, api.Ref).
+func restFields(t *gen.Type) ([]restField, error) {
+	fields, err := shape.Fields(t)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]restField, len(fields))
+	for i, sf := range fields {
+		rf := restField{Field: sf}
+		if sf.Ent != nil && !sf.ID {
+			if err := annotation(sf.Ent.Annotations, "EntGQL", &rf.gql); err != nil {
+				return nil, fmt.Errorf("field %s: %w", sf.Ent.Name, err)
+			}
+			if sf.API.Schema == "" && sf.API.Ref == "" {
+				if _, err := baseType(sf.Ent); err != nil {
+					return nil, fmt.Errorf("field %s: %w", sf.Ent.Name, err)
+				}
 			}
 		}
-		if f.Position != nil && f.Position.MixedIn {
-			mixed = append(mixed, rf)
-		} else {
-			own = append(own, rf)
-		}
+		out[i] = rf
 	}
-	for _, e := range t.Edges {
-		if _, ok := e.Annotations[api.Annotation{}.Name()]; !ok {
-			continue
-		}
-		rf := restField{name: e.Name, edge: e}
-		if err := annotation(e.Annotations, api.Annotation{}.Name(), &rf.api); err != nil {
-			return nil, fmt.Errorf("edge %s: %w", e.Name, err)
-		}
-		if rf.api.Hidden {
-			continue
-		}
-		if rf.api.As != "" {
-			rf.name = rf.api.As
-		}
-		edges = append(edges, rf)
-	}
-	out := append(append(own, edges...), mixed...)
-	id := restField{name: "id", ent: t.ID, id: true, api: r.Fields["id"]}
-	if id.api.Hidden {
-		return out, nil
-	}
-	return append([]restField{id}, out...), nil
+	return out, nil
 }
 
 // annotation decodes the annotation of that name (a value after
@@ -521,29 +491,8 @@ func annotation(as gen.Annotations, name string, v any) error {
 	return json.Unmarshal(data, v)
 }
 
-// creatable says whether a client may set the field on create.
-func (f restField) creatable() bool {
-	return f.edge == nil && !f.id && !f.api.Once && !f.kept() && !f.api.NoCreate &&
-		(!f.ent.Immutable || f.api.CreateOnly)
-}
-
-// updatable says whether a client may change the field.
-func (f restField) updatable() bool {
-	return f.edge == nil && !f.id && !f.api.Once && !f.kept() && !f.api.CreateOnly && !f.ent.Immutable
-}
-
-// kept says whether the server moves the field on its own.
-func (f restField) kept() bool {
-	return f.ent != nil && (f.ent.UpdateDefault || f.api.Kept)
-}
-
-// nillable says whether the field's value may be null.
-func (f restField) nillable() bool {
-	return f.ent != nil && (f.ent.Nillable || f.api.Nullable)
-}
-
 func (f restField) sortable() bool {
-	return f.ent != nil && f.gql.OrderField != "" && !f.api.NoSort
+	return f.Ent != nil && f.gql.OrderField != "" && !f.API.NoSort
 }
 
 // enum is the name and values of the enum component the field's values
@@ -551,35 +500,35 @@ func (f restField) sortable() bool {
 func (f restField) enum(t *gen.Type) (string, []any) {
 	var vals []any
 	switch {
-	case f.ent == nil:
+	case f.Ent == nil:
 		return "", nil
-	case f.ent.IsEnum():
-		for _, e := range f.ent.Enums {
+	case f.Ent.IsEnum():
+		for _, e := range f.Ent.Enums {
 			vals = append(vals, e.Value)
 		}
-		return enumName(t, f.ent), vals
-	case f.api.Enum != "":
-		for _, v := range f.api.Values {
+		return enumName(t, f.Ent), vals
+	case f.API.Enum != "":
+		for _, v := range f.API.Values {
 			vals = append(vals, v)
 		}
-		return f.api.Enum, vals
+		return f.API.Enum, vals
 	}
 	return "", nil
 }
 
 // jsonType is the JSON type of the field's values.
 func (f restField) jsonType() string {
-	if f.api.Schema != "" || f.api.Ref != "" {
+	if f.API.Schema != "" || f.API.Ref != "" {
 		return "object"
 	}
-	t, _ := baseType(f.ent)
+	t, _ := baseType(f.Ent)
 	return t
 }
 
 // plain is the field's bare JSON type, null included when it may be.
 func (f restField) plain() *object {
 	s := newObject()
-	if f.nillable() {
+	if f.Nillable() {
 		s.set("type", []any{f.jsonType(), "null"})
 	} else {
 		s.set("type", f.jsonType())
@@ -614,14 +563,14 @@ func isStrings(f *gen.Field) bool {
 // schema is the field's schema in a response (response) or a request body,
 // taking null when nullable.
 func (f restField) schema(t *gen.Type, types []*gen.Type, response, nullable bool) (*object, error) {
-	if f.edge != nil {
+	if f.Edge != nil {
 		return f.edgeSchema(types)
 	}
 	s := newObject()
 	enum, _ := f.enum(t)
 	switch {
-	case f.api.Schema != "":
-		v, err := parse([]byte(f.api.Schema))
+	case f.API.Schema != "":
+		v, err := parse([]byte(f.API.Schema))
 		if err != nil {
 			return nil, fmt.Errorf("api.Schema: %w", err)
 		}
@@ -630,25 +579,25 @@ func (f restField) schema(t *gen.Type, types []*gen.Type, response, nullable boo
 			return nil, fmt.Errorf("api.Schema is not an object")
 		}
 		s = o
-	case f.api.Ref != "":
-		s.set("$ref", "#/components/schemas/"+f.api.Ref)
-	case enum != "" && isStrings(f.ent):
+	case f.API.Ref != "":
+		s.set("$ref", "#/components/schemas/"+f.API.Ref)
+	case enum != "" && isStrings(f.Ent):
 		s.set("type", "array").set("items", newObject().set("$ref", "#/components/schemas/"+enum))
 	case enum != "":
 		s.set("$ref", "#/components/schemas/"+enum)
-	case f.ent.IsTime():
+	case f.Ent.IsTime():
 		s.set("$ref", "#/components/schemas/Timestamp")
-	case isStrings(f.ent):
+	case isStrings(f.Ent):
 		s.set("type", "array").set("items", newObject().set("type", "string"))
 	default:
 		s.set("type", f.jsonType())
 		if p := f.prefix(t); p != "" {
 			s.set("pattern", "^"+p)
-		} else if f.api.Pattern != "" {
-			s.set("pattern", f.api.Pattern)
+		} else if f.API.Pattern != "" {
+			s.set("pattern", f.API.Pattern)
 		}
-		if f.api.Format != "" {
-			s.set("format", f.api.Format)
+		if f.API.Format != "" {
+			s.set("format", f.API.Format)
 		}
 	}
 	if d := f.description(response); d != "" {
@@ -663,16 +612,16 @@ func (f restField) schema(t *gen.Type, types []*gen.Type, response, nullable boo
 
 // description is the field's in a response or a request body.
 func (f restField) description(response bool) string {
-	if !response && f.api.Request != "" {
-		return f.api.Request
+	if !response && f.API.Request != "" {
+		return f.API.Request
 	}
-	if f.api.Describe != "" {
-		return f.api.Describe
+	if f.API.Describe != "" {
+		return f.API.Describe
 	}
-	if f.edge != nil {
-		return f.edge.Comment()
+	if f.Edge != nil {
+		return f.Edge.Comment()
 	}
-	return f.ent.Comment()
+	return f.Ent.Comment()
 }
 
 // bounds adds the lengths, range and uniqueness the annotations state: in a
@@ -683,21 +632,21 @@ func (f restField) bounds(s *object, response bool) {
 	if t, _ := s.get("type"); t == "array" {
 		minLen, maxLen = "minItems", "maxItems"
 	}
-	if response || !f.api.Trimmed {
-		if n := f.api.MinLength; n != nil && *n > 0 {
+	if response || !f.API.Trimmed {
+		if n := f.API.MinLength; n != nil && *n > 0 {
 			s.set(minLen, *n)
 		}
-		if n := f.api.MaxLength; n != nil {
+		if n := f.API.MaxLength; n != nil {
 			s.set(maxLen, *n)
 		}
 	}
-	if n := f.api.Minimum; n != nil {
+	if n := f.API.Minimum; n != nil {
 		s.set("minimum", *n)
 	}
-	if n := f.api.Maximum; n != nil {
+	if n := f.API.Maximum; n != nil {
 		s.set("maximum", *n)
 	}
-	if response && f.api.Unique {
+	if response && f.API.Unique {
 		s.set("uniqueItems", true)
 	}
 }
@@ -719,35 +668,35 @@ func orNull(s *object) *object {
 // edgeSchema is an annotated edge's schema: its target's field api.Of, or
 // its target resource, or an array of them.
 func (f restField) edgeSchema(types []*gen.Type) (*object, error) {
-	target := f.edge.Type
+	target := f.Edge.Type
 	r, err := typeAnnotation(target)
 	if err != nil {
 		return nil, err
 	}
-	if f.api.Of != "" {
-		if !f.edge.Unique {
-			return nil, fmt.Errorf("edge %s: api.Of needs a unique edge", f.edge.Name)
+	if f.API.Of != "" {
+		if !f.Edge.Unique {
+			return nil, fmt.Errorf("edge %s: api.Of needs a unique edge", f.Edge.Name)
 		}
-		fields, err := restFields(target, r)
+		fields, err := restFields(target)
 		if err != nil {
 			return nil, err
 		}
 		for _, tf := range fields {
-			if tf.ent != nil && tf.ent.Name == f.api.Of {
-				if f.api.Describe != "" {
-					tf.api.Describe = f.api.Describe
+			if tf.Ent != nil && tf.Ent.Name == f.API.Of {
+				if f.API.Describe != "" {
+					tf.API.Describe = f.API.Describe
 				}
-				return tf.schema(target, types, true, tf.nillable())
+				return tf.schema(target, types, true, tf.Nillable())
 			}
 		}
-		return nil, fmt.Errorf("edge %s: %s shows no field %s", f.edge.Name, target.Name, f.api.Of)
+		return nil, fmt.Errorf("edge %s: %s shows no field %s", f.Edge.Name, target.Name, f.API.Of)
 	}
 	if r.Resource == "" {
-		return nil, fmt.Errorf("edge %s: %s is no api.Resource", f.edge.Name, target.Name)
+		return nil, fmt.Errorf("edge %s: %s is no api.Resource", f.Edge.Name, target.Name)
 	}
 	ref := newObject().set("$ref", "#/components/schemas/"+r.Resource)
 	s := ref
-	if !f.edge.Unique {
+	if !f.Edge.Unique {
 		s = newObject().set("type", "array").set("items", ref)
 	}
 	if d := f.description(true); d != "" {
@@ -761,10 +710,10 @@ func (f restField) edgeSchema(types []*gen.Type) (*object, error) {
 // the edge's target's for an edge field.
 func (f restField) prefix(t *gen.Type) string {
 	target := t
-	if !f.id {
+	if !f.ID {
 		target = nil
 		for _, e := range t.Edges {
-			if ef := e.Field(); ef != nil && ef.Name == f.ent.Name {
+			if ef := e.Field(); ef != nil && ef.Name == f.Ent.Name {
 				target = e.Type
 			}
 		}

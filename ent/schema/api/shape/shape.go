@@ -1,27 +1,20 @@
 // Package shape reads a resource's REST shape off ent's loaded graph by the
-// rules of package api: which fields a client sees, which it may set, and
-// which the server keeps. The code generators share it (ent/entc.go for the
-// Go shapes and decoders, rest/openapi/gen for the OpenAPI components), so
-// that they cannot disagree; the server does not link it.
+// rules of package api: which fields a client sees, under which names, and
+// which it may set on create and on update. The code generators share it
+// (ent/entc_rest.go for the Go shapes, decoders and entgql's inputs,
+// rest/openapi/gen for the OpenAPI components), so that they cannot
+// disagree; the server does not link it.
 package shape
 
 import (
 	"encoding/json"
 	"fmt"
 
+	"entgo.io/contrib/entgql"
 	"entgo.io/ent/entc/gen"
 
 	"github.com/acme/itemsvc/ent/schema/api"
 )
-
-// API returns the field's api annotation, merged (zero when it has none).
-func API(f *gen.Field) (api.Annotation, error) {
-	var a api.Annotation
-	if err := Decode(f.Annotations, a.Name(), &a); err != nil {
-		return a, fmt.Errorf("field %s: %w", f.Name, err)
-	}
-	return a, nil
-}
 
 // Decode decodes the annotation of that name (a value after
 // entc.LoadGraph, or a map read back from JSON) into v; v is left as it is
@@ -38,42 +31,122 @@ func Decode(as gen.Annotations, name string, v any) error {
 	return json.Unmarshal(data, v)
 }
 
-// Visible reports whether clients see the field: every field but those
-// annotated api.Hidden.
-func Visible(f *gen.Field) (bool, error) {
-	a, err := API(f)
-	return !a.Hidden, err
+// Type is the type's own api annotation (api.Resource, api.List, api.Field…).
+func Type(t *gen.Type) (api.Annotation, error) {
+	var a api.Annotation
+	if err := Decode(t.Annotations, a.Name(), &a); err != nil {
+		return a, fmt.Errorf("type %s: %w", t.Name, err)
+	}
+	return a, nil
 }
 
-// Settable reports whether a client may set the field, on create and on
-// update: a visible field that is neither Immutable nor kept by the server
-// (UpdateDefault).
-func Settable(f *gen.Field) (bool, error) {
-	v, err := Visible(f)
-	return v && !f.Immutable && !f.UpdateDefault, err
+// Field is a field of a resource as REST shows it: an ent field, the id,
+// or an edge annotated for it.
+type Field struct {
+	// Name is its name in REST's JSON (ent's, or api.Rename's).
+	Name string
+	// Ent is the ent field; nil for an edge.
+	Ent *gen.Field
+	// Edge is the edge shown; nil for a field.
+	Edge *gen.Edge
+	// API is its annotation, the type's api.Field for it merged in.
+	API api.Annotation
+	// ID marks the resource's id.
+	ID bool
+	// Clearable marks an optional field of a Writable type: null in an
+	// update body clears it (GraphQL's clear<Field>).
+	Clearable bool
 }
 
-// Kept reports whether the server moves the field on its own (UpdateDefault):
-// an update may carry any value of it, which is ignored.
-func Kept(f *gen.Field) bool { return f.UpdateDefault }
+// Writable reports whether clients write t through the inputs entgql
+// generates (entgql.Mutations), which REST decodes too (ent/entc_rest.go).
+func Writable(t *gen.Type) (bool, error) {
+	var a entgql.Annotation
+	if err := Decode(t.Annotations, a.Name(), &a); err != nil {
+		return false, fmt.Errorf("type %s: %w", t.Name, err)
+	}
+	return len(a.MutationInputs) > 0, nil
+}
 
-// Fields are the fields clients see, in the order of the resource's JSON:
-// the type's own, then those of its mixins. The id is not among them (it is
-// t.ID, first in every shape).
-func Fields(t *gen.Type) ([]*gen.Field, error) {
-	var own, mixed []*gen.Field
+// Creatable reports whether a client may set the field on create: a field
+// that is neither the id, nor shown once, nor kept by the server, nor
+// api.NoCreate, nor Immutable unless api.CreateOnly.
+func (f Field) Creatable() bool {
+	return f.Edge == nil && !f.ID && !f.API.Once && !f.Kept() && !f.API.NoCreate &&
+		(!f.Ent.Immutable || f.API.CreateOnly)
+}
+
+// Updatable reports whether a client may change the field.
+func (f Field) Updatable() bool {
+	return f.Edge == nil && !f.ID && !f.API.Once && !f.Kept() && !f.API.CreateOnly && !f.Ent.Immutable
+}
+
+// Kept reports whether the server moves the field on its own
+// (UpdateDefault, api.Kept): an update may carry any value of it, ignored.
+func (f Field) Kept() bool {
+	return f.Ent != nil && (f.Ent.UpdateDefault || f.API.Kept)
+}
+
+// Nillable reports whether the field's value may be null.
+func (f Field) Nillable() bool {
+	return f.Ent != nil && (f.Ent.Nillable || f.API.Nullable)
+}
+
+// Fields are the fields REST shows of t, in the order of the resource's
+// JSON: the id, the type's own fields, its annotated edges, then the fields
+// of its mixins. A field annotated api.Hidden, or Sensitive but not
+// api.Once, is not among them.
+func Fields(t *gen.Type) ([]Field, error) {
+	r, err := Type(t)
+	if err != nil {
+		return nil, err
+	}
+	writable, err := Writable(t)
+	if err != nil {
+		return nil, err
+	}
+	var own, edges, mixed []Field
 	for _, f := range t.Fields {
-		v, err := Visible(f)
-		if err != nil {
-			return nil, err
+		sf := Field{Name: f.Name, Ent: f}
+		if err := Decode(f.Annotations, sf.API.Name(), &sf.API); err != nil {
+			return nil, fmt.Errorf("field %s: %w", f.Name, err)
 		}
-		switch {
-		case !v:
-		case f.Position != nil && f.Position.MixedIn:
-			mixed = append(mixed, f)
-		default:
-			own = append(own, f)
+		if a, ok := r.Fields[f.Name]; ok {
+			sf.API = sf.API.Merge(a).(api.Annotation)
+		}
+		if sf.API.Hidden || f.Sensitive() && !sf.API.Once {
+			continue
+		}
+		if sf.API.As != "" {
+			sf.Name = sf.API.As
+		}
+		sf.Clearable = writable && f.Optional && sf.Updatable()
+		if f.Position != nil && f.Position.MixedIn {
+			mixed = append(mixed, sf)
+		} else {
+			own = append(own, sf)
 		}
 	}
-	return append(own, mixed...), nil
+	for _, e := range t.Edges {
+		if _, ok := e.Annotations[api.Annotation{}.Name()]; !ok {
+			continue
+		}
+		sf := Field{Name: e.Name, Edge: e}
+		if err := Decode(e.Annotations, sf.API.Name(), &sf.API); err != nil {
+			return nil, fmt.Errorf("edge %s: %w", e.Name, err)
+		}
+		if sf.API.Hidden {
+			continue
+		}
+		if sf.API.As != "" {
+			sf.Name = sf.API.As
+		}
+		edges = append(edges, sf)
+	}
+	out := append(append(own, edges...), mixed...)
+	id := Field{Name: "id", Ent: t.ID, ID: true, API: r.Fields["id"]}
+	if id.API.Hidden {
+		return out, nil
+	}
+	return append([]Field{id}, out...), nil
 }
