@@ -180,7 +180,6 @@ func (r *resource) describe() error {
 	return nil
 }
 
-
 // render executes the template on the resources and writes the formatted
 // source to path.
 func render(path, text string, rs []*resource) error {
