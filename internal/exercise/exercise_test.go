@@ -233,15 +233,18 @@ func TestAddFieldToItem(t *testing.T) {
 		if err := json.NewDecoder(res.Body).Decode(&doc); err != nil {
 			t.Fatalf("GET /v1/openapi.json: %d, %v", res.StatusCode, err)
 		}
-		for _, s := range []struct{ what, ref string }{
-			{"components.schemas.Item", "#/components/schemas/Item"},
-			{"POST /items's request body", bodyRef(doc, "/items", "post")},
-			{"PUT /items/{id}'s request body", bodyRef(doc, "/items/{id}", "put")},
+		for _, s := range []struct {
+			what   string
+			schema map[string]any
+		}{
+			{"components.schemas.Item", resolve(doc, map[string]any{"$ref": "#/components/schemas/Item"})},
+			{"POST /items's request body", bodySchema(doc, "/items", "post")},
+			{"PUT /items/{id}'s request body", bodySchema(doc, "/items/{id}", "put")},
 		} {
-			props, _ := schemaAt(doc, s.ref)["properties"].(map[string]any)
+			props, _ := s.schema["properties"].(map[string]any)
 			prop, _ := props["priority"].(map[string]any)
 			if prop["type"] != "integer" {
-				t.Errorf("%s (%s): priority is %v, want an integer property", s.what, s.ref, props["priority"])
+				t.Errorf("%s: priority is %v, want an integer property (schema %.300v)", s.what, props["priority"], s.schema)
 			}
 		}
 	})
@@ -568,18 +571,23 @@ func fieldType(typ any, list, name string) string {
 	return ""
 }
 
-// bodyRef is the $ref of the JSON request body of an operation of the
-// OpenAPI document, or "" when it has none.
-func bodyRef(doc map[string]any, p, method string) string {
+// bodySchema is the schema of the JSON request body of an operation of
+// the OpenAPI document (its component, when it names one), or nil.
+func bodySchema(doc map[string]any, p, method string) map[string]any {
 	m := doc
 	for _, k := range []string{"paths", p, method, "requestBody", "content", "application/json", "schema"} {
 		m, _ = m[k].(map[string]any)
 	}
-	return str(m, "$ref")
+	return resolve(doc, m)
 }
 
-// schemaAt is the schema a local $ref of the OpenAPI document names.
-func schemaAt(doc map[string]any, ref string) map[string]any {
+// resolve follows schema's local $ref, if it has one, in the OpenAPI
+// document.
+func resolve(doc, schema map[string]any) map[string]any {
+	ref, ok := schema["$ref"].(string)
+	if !ok {
+		return schema
+	}
 	m := doc
 	for _, k := range strings.Split(strings.TrimPrefix(ref, "#/"), "/") {
 		m, _ = m[k].(map[string]any)
