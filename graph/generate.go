@@ -8,3 +8,6 @@ package graph
 // executor's hot paths onto graph/serial; see its doc comment. -rewrite=off
 // (or GQLGEN_REWRITE=off) keeps gqlgen's own executor: docs/development.md.
 //go:generate go run gqlgen.go -rewrite=on
+
+// snapshot.go writes testdata/schema.graphql, the public schema as served.
+//go:generate go run snapshot.go

@@ -50,8 +50,10 @@ func pristine(t *testing.T) (map[string][]byte, *gqlast.Schema) {
 
 // TestRewriteGqlgenOutput: the rewrite of gqlgen's own output is the
 // committed executor, byte for byte (unless that was generated with the
-// rewrite off), and rewrites the sites pinned here per kind. A schema
-// change moves the counts: update them with it.
+// rewrite off), and rewrites the sites named here. How many sites of each
+// kind there are follows from the schema: Rewrite itself fails on a
+// candidate it missed (Miss, from the schema) or a kind it matched nowhere,
+// so a field added to a schema needs no count here.
 func TestRewriteGqlgenOutput(t *testing.T) {
 	srcs, schema := pristine(t)
 	out, report, err := gqlrewrite.Rewrite(srcs, schema)
@@ -78,21 +80,6 @@ func TestRewriteGqlgenOutput(t *testing.T) {
 	for name, src := range out {
 		if rewritten && !bytes.Equal(src, generated[name]) {
 			t.Errorf("rewriting testdata/gqlgen/%s.txt does not give graph/generated/%s: run go generate ./graph", name, name)
-		}
-	}
-	pins := map[gqlrewrite.Kind]int{
-		gqlrewrite.List:        25,
-		gqlrewrite.Collect:     36,
-		gqlrewrite.Buffer:      1,
-		gqlrewrite.Scalar:      94,
-		gqlrewrite.ScalarRef:   48, // Item.status, User.role and Delivery.state marshal through graph/enum (upper case), by value
-		gqlrewrite.ObjectField: 27,
-		gqlrewrite.Object:      29,
-		gqlrewrite.InPlace:     7,
-	}
-	for _, k := range gqlrewrite.Kinds {
-		if got := len(report[k]); got != pins[k] {
-			t.Errorf("%s: %d functions rewritten, pinned %d: %v", k, got, pins[k], report[k])
 		}
 	}
 	for _, site := range []struct {
