@@ -1,7 +1,10 @@
 //go:build ignore
 
 // Command entc generates the ent client, its GraphQL schema and bindings
-// (entgql) and the id-prefix table from the schemas in ./schema.
+// (entgql) and the id-prefix table from the schemas in ./schema; with
+// entc_rest.go, the REST shapes and decoders of the types clients write
+// through entgql's mutation inputs (entgql.Mutations), whose fields it
+// chooses by package ent/schema/api/shape's rules.
 //
 // Schema hooks shape the generated GraphQL schema for typed clients: the
 // edges of every Relay connection and the node of every edge are non-null
