@@ -310,7 +310,7 @@ func TestHealthcheck(t *testing.T) {
 // run, and starts once `server migrate` has run.
 func TestMigrateOnStartOff(t *testing.T) {
 	dbURL := testutil.DatabaseURL(t)
-	var stderr lockedBuffer
+	var stderr testutil.LockedBuffer
 	err := serveWith(context.Background(), []string{"-addr", "127.0.0.1:0", "-database-url", dbURL, "-migrate-on-start=false"}, &stderr, serveHooks{})
 	if err == nil || !strings.Contains(err.Error(), "server migrate") {
 		t.Fatalf("serve on an unmigrated database: %v, want a refusal naming `server migrate`", err)

@@ -37,7 +37,7 @@ func TestLogsAreRedactedJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	prevDefault, prevFlags := slog.Default(), log.Flags()
-	stderr := &lockedBuffer{}
+	stderr := &testutil.LockedBuffer{}
 	log.SetOutput(stderr)
 	t.Cleanup(func() {
 		slog.SetDefault(prevDefault)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -19,7 +18,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -29,7 +27,7 @@ import (
 // server is a running `server serve` on a real listener.
 type server struct {
 	addr   string
-	stderr *lockedBuffer
+	stderr *testutil.LockedBuffer
 	cancel context.CancelFunc // what SIGTERM does
 	done   chan error         // what serve returned
 }
@@ -38,7 +36,7 @@ type server struct {
 func startServe(t *testing.T, args []string, wrap func(http.Handler) http.Handler) *server {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &server{stderr: &lockedBuffer{}, cancel: cancel, done: make(chan error, 1)}
+	s := &server{stderr: &testutil.LockedBuffer{}, cancel: cancel, done: make(chan error, 1)}
 	addrc := make(chan string, 1)
 	hooks := serveHooks{listening: func(a string) { addrc <- a }, wrap: wrap}
 	go func() { s.done <- serveWith(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), s.stderr, hooks) }()
@@ -286,25 +284,6 @@ func selfSigned(t *testing.T) (certFile, keyFile string, pool *x509.CertPool) {
 	pool = x509.NewCertPool()
 	pool.AddCert(c)
 	return certFile, keyFile, pool
-}
-
-// lockedBuffer is the server's stderr, written by its goroutines and read by
-// the test.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // TestShutdownEndsStreams: an open event stream does not hold the drain at

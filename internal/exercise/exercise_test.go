@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acme/itemsvc/internal/testutil"
 	"github.com/acme/itemsvc/internal/webhook"
 )
 
@@ -393,7 +394,7 @@ func startServer(t *testing.T, bin string) (base, key string) {
 		"-graphql-anonymous-per-minute", "100000",
 	)
 	// The log lines and the first key both go to standard error.
-	out := &lockedBuffer{}
+	out := &testutil.LockedBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -439,25 +440,6 @@ func listening(out string) string {
 		}
 	}
 	return ""
-}
-
-// lockedBuffer is the server's output, written by its process's copiers
-// and read by the test.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // client speaks to the server with one access token.

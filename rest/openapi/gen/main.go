@@ -43,7 +43,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"log"
@@ -55,7 +54,6 @@ import (
 	"entgo.io/ent/entc/gen"
 	"entgo.io/ent/schema/field"
 
-	"github.com/acme/itemsvc/ent/schema/api"
 	"github.com/acme/itemsvc/ent/schema/api/shape"
 )
 
@@ -158,7 +156,7 @@ type list struct {
 func generate(types []*gen.Type) (generated, error) {
 	all := generated{schemas: newObject(), parameters: newObject()}
 	for _, t := range types {
-		r, err := typeAnnotation(t)
+		r, err := shape.Type(t)
 		if err != nil {
 			return all, err
 		}
@@ -193,15 +191,6 @@ func generate(types []*gen.Type) (generated, error) {
 		}
 	}
 	return all, nil
-}
-
-// typeAnnotation is the type's api annotation.
-func typeAnnotation(t *gen.Type) (api.Annotation, error) {
-	var a api.Annotation
-	if err := annotation(t.Annotations, api.Annotation{}.Name(), &a); err != nil {
-		return a, fmt.Errorf("type %s: %w", t.Name, err)
-	}
-	return a, nil
 }
 
 // listParameters makes the list operation take every generated parameter:
@@ -267,7 +256,7 @@ type typeComponents struct {
 // components generates a type's schemas and list parameters.
 func components(t *gen.Type, types []*gen.Type) (typeComponents, error) {
 	c := typeComponents{schemas: newObject(), parameters: newObject()}
-	r, err := typeAnnotation(t)
+	r, err := shape.Type(t)
 	if err != nil {
 		return c, err
 	}
@@ -463,7 +452,7 @@ func restFields(t *gen.Type) ([]restField, error) {
 	for i, sf := range fields {
 		rf := restField{Field: sf}
 		if sf.Ent != nil && !sf.ID {
-			if err := annotation(sf.Ent.Annotations, "EntGQL", &rf.gql); err != nil {
+			if err := shape.Decode(sf.Ent.Annotations, "EntGQL", &rf.gql); err != nil {
 				return nil, fmt.Errorf("field %s: %w", sf.Ent.Name, err)
 			}
 			if sf.API.Schema == "" && sf.API.Ref == "" {
@@ -475,20 +464,6 @@ func restFields(t *gen.Type) ([]restField, error) {
 		out[i] = rf
 	}
 	return out, nil
-}
-
-// annotation decodes the annotation of that name (a value after
-// entc.LoadGraph, or a map read back from JSON) into v.
-func annotation(as gen.Annotations, name string, v any) error {
-	a, ok := as[name]
-	if !ok {
-		return nil
-	}
-	data, err := json.Marshal(a)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(data, v)
 }
 
 func (f restField) sortable() bool {
@@ -669,7 +644,7 @@ func orNull(s *object) *object {
 // its target resource, or an array of them.
 func (f restField) edgeSchema(types []*gen.Type) (*object, error) {
 	target := f.Edge.Type
-	r, err := typeAnnotation(target)
+	r, err := shape.Type(target)
 	if err != nil {
 		return nil, err
 	}
@@ -722,7 +697,7 @@ func (f restField) prefix(t *gen.Type) string {
 		return ""
 	}
 	var p struct{ Prefix string }
-	_ = annotation(target.Annotations, "PULID", &p)
+	_ = shape.Decode(target.Annotations, "PULID", &p)
 	return p.Prefix
 }
 
@@ -730,7 +705,7 @@ func (f restField) prefix(t *gen.Type) string {
 // the type's name and the field's.
 func enumName(t *gen.Type, f *gen.Field) string {
 	var a gqlAnnotation
-	_ = annotation(f.Annotations, "EntGQL", &a)
+	_ = shape.Decode(f.Annotations, "EntGQL", &a)
 	if a.Type != "" {
 		return a.Type
 	}
