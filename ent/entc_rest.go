@@ -50,7 +50,11 @@ func restShapes(next gen.Generator) gen.Generator {
 				return fmt.Errorf("%s: %w", r.Type.Name, err)
 			}
 		}
-		if err := render(resourceFile, resourceTemplate, rs); err != nil {
+		shapes, err := plainShapes(g, rs)
+		if err != nil {
+			return err
+		}
+		if err := render(resourceFile, resourceTemplate, shapes); err != nil {
 			return err
 		}
 		return render(restFile, restTemplate, rs)
@@ -70,6 +74,39 @@ func writable(g *gen.Graph) ([]*resource, error) {
 		}
 	}
 	return rs, nil
+}
+
+// plainShapes are the resources whose JSON shape is their fields as ent
+// holds them (package shape's), which resourceTemplate renders: the
+// writable ones and every other api.Resource that shows no edge, renames
+// no field and has no field of a schema of its own or shown once (those
+// are kept by hand in internal/resource). In the graph's order.
+func plainShapes(g *gen.Graph, writable []*resource) ([]*resource, error) {
+	var out []*resource
+	for _, t := range g.Nodes {
+		if i := slices.IndexFunc(writable, func(r *resource) bool { return r.Type == t }); i >= 0 {
+			out = append(out, writable[i])
+			continue
+		}
+		a, err := shape.Type(t)
+		if err != nil {
+			return nil, err
+		}
+		if a.Resource == "" {
+			continue
+		}
+		fields, err := shape.Fields(t)
+		if err != nil {
+			return nil, err
+		}
+		if slices.ContainsFunc(fields, func(f shape.Field) bool {
+			return f.Edge != nil || f.Name != f.Ent.Name || f.API.Once || f.API.Schema != "" || f.API.Ref != "" || f.API.Nullable
+		}) {
+			continue
+		}
+		out = append(out, &resource{Type: t, Fields: slices.DeleteFunc(fields, func(f shape.Field) bool { return f.ID })})
+	}
+	return out, nil
 }
 
 // skipUnsettable keeps out of each mutation input the fields a client may
@@ -256,8 +293,8 @@ import (
 )
 
 {{ range . }}
-// {{ .Name }} is the {{ .Name }} resource as clients see it: REST's data, and
-// the payload of its events and webhooks.
+// {{ .Name }} is the {{ .Name }} resource as clients see it: REST's data and
+// every payload that carries one (an item's events and webhooks).
 type {{ .Name }} struct {
 	ID {{ .ID.Type }} ` + "`json:\"id\"`" + `
 	{{- range .Fields }}

@@ -8,8 +8,8 @@ import (
 	"github.com/acme/itemsvc/ent"
 )
 
-// Item is the Item resource as clients see it: REST's data, and
-// the payload of its events and webhooks.
+// Item is the Item resource as clients see it: REST's data and
+// every payload that carries one (an item's events and webhooks).
 type Item struct {
 	ID          string    `json:"id"`
 	Name        string    `json:"name"`
@@ -38,6 +38,40 @@ func NewItems(vs []*ent.Item) []Item {
 	out := make([]Item, len(vs))
 	for i, v := range vs {
 		out[i] = NewItem(v)
+	}
+	return out
+}
+
+// User is the User resource as clients see it: REST's data and
+// every payload that carries one (an item's events and webhooks).
+type User struct {
+	ID        string    `json:"id"`
+	Email     string    `json:"email"`
+	Name      string    `json:"name"`
+	Role      string    `json:"role"`
+	Disabled  bool      `json:"disabled"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// NewUser renders an ent user.
+func NewUser(v *ent.User) User {
+	return User{
+		ID:        v.ID,
+		Email:     v.Email,
+		Name:      v.Name,
+		Role:      string(v.Role),
+		Disabled:  v.Disabled,
+		CreatedAt: v.CreatedAt.UTC(),
+		UpdatedAt: v.UpdatedAt.UTC(),
+	}
+}
+
+// NewUsers renders a page of ent users.
+func NewUsers(vs []*ent.User) []User {
+	out := make([]User, len(vs))
+	for i, v := range vs {
+		out[i] = NewUser(v)
 	}
 	return out
 }
