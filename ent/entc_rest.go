@@ -346,7 +346,7 @@ func decodeCreate{{ .Name }}Input(o object) (ent.Create{{ .Name }}Input, error) 
 	{{- if required . }}
 	if err := decodeRequired(o, "{{ .Name }}", &in.{{ .StructField }}); err != nil {
 	{{- else }}
-	if err := decodeOptional(o, "{{ .Name }}", &in.{{ .StructField }}); err != nil {
+	if err := decodeOptional(o, "{{ .Name }}", &in.{{ .StructField }}, nil); err != nil {
 	{{- end }}
 		return in, err
 	}
@@ -359,9 +359,9 @@ func decodeUpdate{{ .Name }}Input(o object) (ent.Update{{ .Name }}Input, error) 
 	var in ent.Update{{ .Name }}Input
 	{{- range .Update }}
 	{{- if .ClearOp }}
-	if err := decodeClearable(o, "{{ .Name }}", &in.{{ .StructField }}, &in.Clear{{ .StructField }}); err != nil {
+	if err := decodeOptional(o, "{{ .Name }}", &in.{{ .StructField }}, &in.Clear{{ .StructField }}); err != nil {
 	{{- else }}
-	if err := decodeOptional(o, "{{ .Name }}", &in.{{ .StructField }}); err != nil {
+	if err := decodeOptional(o, "{{ .Name }}", &in.{{ .StructField }}, nil); err != nil {
 	{{- end }}
 		return in, err
 	}

@@ -71,14 +71,20 @@ func decodeRequired[T any](o object, name string, dst *T) error {
 	if _, ok := o[name]; !ok {
 		return apperr.Validation(name, "is required")
 	}
-	return decodeOptional(o, name, dst)
+	return decodeOptional(o, name, dst, nil)
 }
 
-// decodeOptional decodes a field into dst when present; null is refused,
-// as any value not of dst's type, naming the field and the type it takes.
-func decodeOptional[T any](o object, name string, dst *T) error {
+// decodeOptional decodes a field into dst when present. null sets *clear
+// (an optional field of an update: null clears it), or with clear nil is
+// refused, as any value not of dst's type, naming the field and the type
+// it takes.
+func decodeOptional[T any](o object, name string, dst *T, clear *bool) error {
 	raw, ok := o[name]
 	if !ok {
+		return nil
+	}
+	if clear != nil && bytes.Equal(raw, []byte("null")) {
+		*clear = true
 		return nil
 	}
 	var v T
@@ -87,15 +93,6 @@ func decodeOptional[T any](o object, name string, dst *T) error {
 	}
 	*dst = v
 	return nil
-}
-
-// decodeClearable decodes an optional field of an update: null clears it.
-func decodeClearable[T any](o object, name string, dst *T, clear *bool) error {
-	if raw, ok := o[name]; ok && bytes.Equal(raw, []byte("null")) {
-		*clear = true
-		return nil
-	}
-	return decodeOptional(o, name, dst)
 }
 
 // describe says what values of t a body takes, for an error message.

@@ -20,10 +20,10 @@ func decodeCreateItemInput(o object) (ent.CreateItemInput, error) {
 	if err := decodeRequired(o, "name", &in.Name); err != nil {
 		return in, err
 	}
-	if err := decodeOptional(o, "description", &in.Description); err != nil {
+	if err := decodeOptional(o, "description", &in.Description, nil); err != nil {
 		return in, err
 	}
-	if err := decodeOptional(o, "status", &in.Status); err != nil {
+	if err := decodeOptional(o, "status", &in.Status, nil); err != nil {
 		return in, err
 	}
 	return in, nil
@@ -32,13 +32,13 @@ func decodeCreateItemInput(o object) (ent.CreateItemInput, error) {
 // decodeUpdateItemInput decodes the settable fields of Item's update body.
 func decodeUpdateItemInput(o object) (ent.UpdateItemInput, error) {
 	var in ent.UpdateItemInput
-	if err := decodeOptional(o, "name", &in.Name); err != nil {
+	if err := decodeOptional(o, "name", &in.Name, nil); err != nil {
 		return in, err
 	}
-	if err := decodeOptional(o, "description", &in.Description); err != nil {
+	if err := decodeOptional(o, "description", &in.Description, nil); err != nil {
 		return in, err
 	}
-	if err := decodeOptional(o, "status", &in.Status); err != nil {
+	if err := decodeOptional(o, "status", &in.Status, nil); err != nil {
 		return in, err
 	}
 	return in, nil
