@@ -14,14 +14,11 @@
 // /usr/bin/chromium. Screenshots: admin-backups.png, admin-health.png.
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { required, check, launchChromium } from './harness.mjs';
+import { required, check, launchChromium, outDir, shot } from './harness.mjs';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
 const base = required('BASE_URL');
 const adminKey = required('API_KEY');
 const aliceKey = required('USER_API_KEY');
-const outDir = process.env.OUTPUT_DIR || path.join(here, '..', 'test-output');
 const timeout = 15_000;
 
 const browser = await launchChromium();
@@ -128,10 +125,3 @@ try {
   await browser.close();
 }
 process.exit(failed ? 1 : 0);
-
-async function shot(page, name) {
-  fs.mkdirSync(outDir, { recursive: true });
-  const file = path.join(outDir, name);
-  await page.screenshot({ path: file });
-  console.log(`screenshot: ${file}`);
-}

@@ -1,6 +1,22 @@
 // What the browser and client tests share: their settings from the
-// environment, their assertion, and the offline Chromium they drive.
+// environment, their assertion, the offline Chromium they drive, and where
+// their screenshots go.
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+
+// outDir is where the tests write screenshots and a failed page's HTML:
+// $OUTPUT_DIR, else test-output at the repository's root.
+export const outDir = process.env.OUTPUT_DIR || path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'test-output');
+
+// shot saves a screenshot of page as name in outDir and says where.
+export async function shot(page, name) {
+  fs.mkdirSync(outDir, { recursive: true });
+  const file = path.join(outDir, name);
+  await page.screenshot({ path: file });
+  console.log(`screenshot: ${file}`);
+}
 
 // required returns the environment variable name, or ends the test run
 // (exit 2) when the Go test that starts it did not set it.

@@ -24,16 +24,13 @@
 // OUTPUT_DIR. CHROMIUM overrides /usr/bin/chromium.
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { required, check, launchChromium } from './harness.mjs';
+import { required, check, launchChromium, outDir, shot } from './harness.mjs';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
 const base = required('BASE_URL');
 const apiKey = required('API_KEY');
 const userKey = required('USER_API_KEY');
 const expiredToken = required('EXPIRED_TOKEN');
 const expected = required('EXPECT').split(',');
-const outDir = process.env.OUTPUT_DIR || path.join(here, '..', 'test-output');
 const timeout = 15_000;
 
 const browser = await launchChromium();
@@ -362,13 +359,6 @@ try {
   await browser.close();
 }
 process.exit(failed ? 1 : 0);
-
-async function shot(page, name) {
-  fs.mkdirSync(outDir, { recursive: true });
-  const file = path.join(outDir, name);
-  await page.screenshot({ path: file });
-  console.log(`screenshot: ${file}`);
-}
 
 // replaceEditor focuses a GraphiQL editor, selects all and types text in
 // one input event (so the editor's bracket auto-closing does not double it).
